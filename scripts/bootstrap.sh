@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what `npm test` and `npm start` need, and only what is missing.
+# Idempotent and quick when everything is present; safe to run on every call.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[bootstrap] %s\n' "$*" >&2; }
+have() { command -v "$1" >/dev/null 2>&1; }
+SUDO=""
+if [ "$(id -u)" != 0 ] && have sudo; then SUDO=sudo; fi
+
+# Headless Chromium and its WebDriver, from Debian.
+if ! have chromium || ! have chromedriver; then
+  say "installing chromium and chromium-driver"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# The wasm target.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown >/dev/null
+fi
+
+# wasm-bindgen-cli at exactly the version Cargo.lock holds (the library is pinned with `=`).
+if [ ! -f Cargo.lock ]; then cargo generate-lockfile >/dev/null; fi
+want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
+got=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$want" != "$got" ]; then
+  say "installing wasm-bindgen-cli $want (found: ${got:-none})"
+  # Not --locked: one of its locked dependencies is no longer on the registry.
+  cargo install wasm-bindgen-cli --version "$want" >/dev/null
+fi
+
+if ! have wasm-pack; then
+  say "installing wasm-pack"
+  cargo install wasm-pack --locked >/dev/null
+fi
+
+# npm dev dependencies.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dev dependencies"
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi

@@ -1,0 +1,189 @@
+//! The query Condition DSL (PROTOCOL §5.3) and the confirm query (§5.4):
+//! "did aggregate X append a stream with requestId R?".
+
+use serde::{Deserialize, Serialize};
+
+use super::json_value::JsonValue;
+use super::route::{AggregateRoute, RouteError};
+
+macro_rules! operators {
+    ($( $variant:ident = $wire:literal, )*) => {
+        /// A query operator, upper-case on the wire.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum Operator {
+            $( #[doc = $wire] #[serde(rename = $wire)] $variant, )*
+        }
+        impl Operator {
+            /// Every operator, in the server's order.
+            pub const ALL: &'static [Operator] = &[ $( Operator::$variant, )* ];
+            /// The wire name.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( Operator::$variant => $wire, )* }
+            }
+        }
+    };
+}
+
+operators! {
+    And = "AND", Or = "OR", Nor = "NOR", Id = "ID", Ids = "IDS", AggregateId = "AGGREGATE_ID",
+    AggregateIds = "AGGREGATE_IDS", TenantId = "TENANT_ID", OwnerId = "OWNER_ID",
+    SpaceId = "SPACE_ID", Deleted = "DELETED", All = "ALL", Eq = "EQ", Ne = "NE", Gt = "GT",
+    Lt = "LT", Gte = "GTE", Lte = "LTE", Contains = "CONTAINS", In = "IN", NotIn = "NOT_IN",
+    Between = "BETWEEN", AllIn = "ALL_IN", StartsWith = "STARTS_WITH", EndsWith = "ENDS_WITH",
+    ElemMatch = "ELEM_MATCH", Null = "NULL", NotNull = "NOT_NULL", True = "TRUE", False = "FALSE",
+    Exists = "EXISTS", Today = "TODAY", BeforeToday = "BEFORE_TODAY", Tomorrow = "TOMORROW",
+    ThisWeek = "THIS_WEEK", NextWeek = "NEXT_WEEK", LastWeek = "LAST_WEEK",
+    ThisMonth = "THIS_MONTH", LastMonth = "LAST_MONTH", RecentDays = "RECENT_DAYS",
+    EarlierDays = "EARLIER_DAYS", Match = "MATCH", Raw = "RAW",
+}
+
+fn is_empty_value(v: &JsonValue) -> bool {
+    matches!(v, JsonValue::Null) || matches!(v, JsonValue::String(s) if s.is_empty())
+}
+
+/// One node of a condition tree. Empty `field`, `value` and `children` are
+/// omitted on the wire, as the server does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Condition {
+    /// The field, e.g. `requestId`; empty for identity shortcuts.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field: String,
+    /// The operator.
+    pub operator: Operator,
+    /// The value.
+    #[serde(default, skip_serializing_if = "is_empty_value")]
+    pub value: JsonValue,
+    /// Children of AND / OR / NOR.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Condition>,
+}
+
+impl Condition {
+    /// `AGGREGATE_ID = id`.
+    pub fn aggregate_id(id: &str) -> Condition {
+        Condition {
+            field: String::new(),
+            operator: Operator::AggregateId,
+            value: JsonValue::String(id.to_owned()),
+            children: Vec::new(),
+        }
+    }
+
+    /// `field EQ value`.
+    pub fn eq(field: &str, value: JsonValue) -> Condition {
+        Condition {
+            field: field.to_owned(),
+            operator: Operator::Eq,
+            value,
+            children: Vec::new(),
+        }
+    }
+
+    /// `AND(children…)`.
+    pub fn and(children: Vec<Condition>) -> Condition {
+        Condition {
+            field: String::new(),
+            operator: Operator::And,
+            value: JsonValue::Null,
+            children,
+        }
+    }
+}
+
+/// A list query. The server's default `limit` is 0, which its guard
+/// rejects, so the limit is always sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListQuery {
+    /// The filter.
+    pub condition: Condition,
+    /// 1..=1000.
+    pub limit: u32,
+}
+
+/// "Did `aggregate_id` append a stream carrying `request_id`?" — the
+/// authoritative question of DESIGN rule 4.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfirmQuery {
+    /// The aggregate type's route (tenant scoping comes from it).
+    pub route: AggregateRoute,
+    /// The aggregate instance.
+    pub aggregate_id: String,
+    /// The intent's requestId.
+    pub request_id: String,
+}
+
+impl ConfirmQuery {
+    /// `AGGREGATE_ID = X AND requestId EQ R`.
+    pub fn condition(&self) -> Condition {
+        Condition::and(vec![
+            Condition::aggregate_id(&self.aggregate_id),
+            Condition::eq("requestId", JsonValue::String(self.request_id.clone())),
+        ])
+    }
+
+    /// `POST …/event/list` body: the condition, limit 1 (the unique index
+    /// allows at most one match).
+    pub fn list_body(&self) -> ListQuery {
+        ListQuery {
+            condition: self.condition(),
+            limit: 1,
+        }
+    }
+
+    /// Path of the list query (returns the stream: version and commandId).
+    pub fn list_path(&self) -> Result<String, RouteError> {
+        self.route.event_list_path()
+    }
+
+    /// Path of the count query (existence only: no event bodies reach the client).
+    pub fn count_path(&self) -> Result<String, RouteError> {
+        self.route.event_count_path()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::test_support::test;
+
+    fn query() -> ConfirmQuery {
+        ConfirmQuery {
+            route: AggregateRoute::new("account"),
+            aggregate_id: "X".into(),
+            request_id: "R".into(),
+        }
+    }
+
+    #[test]
+    fn confirm_list_body_is_the_reference_request() {
+        let body = serde_json::to_value(query().list_body()).unwrap();
+        let expected = serde_json::json!({
+            "condition": {"operator": "AND", "children": [
+                {"operator": "AGGREGATE_ID", "value": "X"},
+                {"field": "requestId", "operator": "EQ", "value": "R"}
+            ]},
+            "limit": 1
+        });
+        assert_eq!(body, expected);
+        assert_eq!(query().list_path().unwrap(), "/account/event/list");
+        assert_eq!(query().count_path().unwrap(), "/account/event/count");
+    }
+
+    #[test]
+    fn count_body_is_the_bare_condition_and_round_trips() {
+        let text = serde_json::to_string(&query().condition()).unwrap();
+        assert!(text.starts_with("{\"operator\":\"AND\""));
+        let back: Condition = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, query().condition());
+        assert!(serde_json::from_str::<Condition>(r#"{"operator":"LIKE"}"#).is_err());
+    }
+
+    #[test]
+    fn operator_names_are_the_server_enum() {
+        assert_eq!(Operator::ALL.len(), 43);
+        for op in Operator::ALL {
+            let wire = serde_json::to_string(op).unwrap();
+            assert_eq!(wire, format!("\"{}\"", op.as_str()));
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The Wow command gateway's wire protocol, as plain data and pure functions.
+//!
+//! Everything here follows `wow-reference/PROTOCOL.md` (Wow v8.10.10); the
+//! section numbers in doc comments point into it.
+
+pub mod condition;
+pub mod error;
+pub mod error_code;
+pub mod event_stream;
+pub mod headers;
+pub mod json_value;
+pub mod response;
+pub mod result;
+pub mod route;
+pub mod sse;
+pub mod stage;
+
+#[cfg(test)]
+pub(crate) mod test_support;
+
+pub use condition::{Condition, ConfirmQuery, ListQuery, Operator};
+pub use error::ProtocolError;
+pub use error_code::{ErrorClass, ErrorCode};
+pub use event_stream::{DomainEvent, DomainEventStream};
+pub use headers::{CommandHeaders, HeaderError, HeaderValue, WaitPlan, WaitTail};
+pub use json_value::JsonValue;
+pub use response::{JsonResponse, ResponseBody, StreamElement};
+pub use result::{BindingError, CommandResult, ErrorInfo, FunctionInfo, FunctionKind};
+pub use route::{AggregateRoute, RouteError};
+pub use sse::{SseDecoder, SseError, SseEvent};
+pub use stage::CommandStage;

@@ -1,0 +1,231 @@
+//! Command and query paths built from aggregate metadata (PROTOCOL §1.1, §5.1).
+//!
+//! `[/{prefix}][/{contextAlias}][/tenant/{tenantId}][/owner/{ownerId}]/{resource}[/{id}][/{action}]`
+//! for commands; `[/{contextAlias}][/tenant/{tenantId}]/{resource}/event/{list|count}`
+//! for the confirm queries (the route contracts put the context alias first,
+//! e.g. `/tck/tenant/{tenantId}/mock_aggregate/event/list`).
+
+use std::fmt::Write;
+
+/// Why a route could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteError {
+    /// Which part (`"resource"`, `"id"`, `"action"`, …).
+    pub part: &'static str,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl ::core::fmt::Display for RouteError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        write!(f, "route {}: {}", self.part, self.reason)
+    }
+}
+
+impl std::error::Error for RouteError {}
+
+/// Where an aggregate lives on the gateway.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AggregateRoute {
+    /// `@CommandRoute(prefix)`, commands only.
+    pub prefix: Option<String>,
+    /// Present when the aggregate belongs to another bounded context.
+    pub context_alias: Option<String>,
+    /// Present when the aggregate has no static tenant.
+    pub tenant_id: Option<String>,
+    /// Present when the aggregate is owned (`owner != NEVER`).
+    pub owner_id: Option<String>,
+    /// `@AggregateRoute(resourceName)` or the aggregate name, e.g. `account`.
+    pub resource: String,
+}
+
+/// One path segment, percent-encoded (RFC 3986 `pchar` kept as is).
+fn push_segment(path: &mut String, part: &'static str, segment: &str) -> Result<(), RouteError> {
+    if segment.is_empty() {
+        return Err(RouteError {
+            part,
+            reason: "is empty",
+        });
+    }
+    if segment == "." || segment == ".." {
+        return Err(RouteError {
+            part,
+            reason: "is a dot segment",
+        });
+    }
+    path.push('/');
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
+            path.push(b as char);
+        } else {
+            let _ = write!(path, "%{b:02X}");
+        }
+    }
+    Ok(())
+}
+
+impl AggregateRoute {
+    /// A route to `resource` with no optional parts.
+    pub fn new(resource: &str) -> AggregateRoute {
+        AggregateRoute {
+            resource: resource.to_owned(),
+            ..AggregateRoute::default()
+        }
+    }
+
+    /// The command path. `id` is placed in the path when given (commands whose
+    /// route has `{id}`); `action` is the snake_case command name, or `None`
+    /// for routes whose action is empty (e.g. the built-in delete). An action
+    /// may hold `/` to address nested routes; each part is encoded.
+    pub fn command_path(
+        &self,
+        id: Option<&str>,
+        action: Option<&str>,
+    ) -> Result<String, RouteError> {
+        let mut path = String::with_capacity(64);
+        if let Some(prefix) = &self.prefix {
+            for part in prefix.split('/').filter(|p| !p.is_empty()) {
+                push_segment(&mut path, "prefix", part)?;
+            }
+        }
+        self.push_scope(&mut path, true)?;
+        push_segment(&mut path, "resource", &self.resource)?;
+        if let Some(id) = id {
+            push_segment(&mut path, "id", id)?;
+        }
+        if let Some(action) = action {
+            for part in action.split('/') {
+                push_segment(&mut path, "action", part)?;
+            }
+        }
+        Ok(path)
+    }
+
+    /// `…/event/list` for this aggregate type (tenant-scoped when a tenant is set).
+    pub fn event_list_path(&self) -> Result<String, RouteError> {
+        self.event_path("list")
+    }
+
+    /// `…/event/count` for this aggregate type.
+    pub fn event_count_path(&self) -> Result<String, RouteError> {
+        self.event_path("count")
+    }
+
+    fn event_path(&self, op: &str) -> Result<String, RouteError> {
+        let mut path = String::with_capacity(64);
+        self.push_scope(&mut path, false)?;
+        push_segment(&mut path, "resource", &self.resource)?;
+        path.push_str("/event/");
+        path.push_str(op);
+        Ok(path)
+    }
+
+    /// `[/{contextAlias}][/tenant/{t}][/owner/{o}]`. Event routes have
+    /// tenant *or* owner variants, never both; the tenant one is used, and the
+    /// aggregate id in the condition already pins the owner.
+    fn push_scope(&self, path: &mut String, with_owner: bool) -> Result<(), RouteError> {
+        if let Some(alias) = &self.context_alias {
+            push_segment(path, "contextAlias", alias)?;
+        }
+        if let Some(tenant) = &self.tenant_id {
+            path.push_str("/tenant");
+            push_segment(path, "tenantId", tenant)?;
+        }
+        if with_owner {
+            if let Some(owner) = &self.owner_id {
+                path.push_str("/owner");
+                push_segment(path, "ownerId", owner)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn builds_the_reference_command_paths() {
+        let account = AggregateRoute::new("account");
+        assert_eq!(
+            account.command_path(None, Some("create_account")).unwrap(),
+            "/account/create_account"
+        );
+        assert_eq!(
+            account
+                .command_path(Some("sourceId"), Some("prepare"))
+                .unwrap(),
+            "/account/sourceId/prepare"
+        );
+        assert_eq!(
+            account.command_path(Some("a1"), None).unwrap(),
+            "/account/a1"
+        );
+        let order = AggregateRoute {
+            tenant_id: Some("t1".into()),
+            owner_id: Some("o1".into()),
+            ..AggregateRoute::new("sales-order")
+        };
+        assert_eq!(
+            order.command_path(Some("x"), Some("address")).unwrap(),
+            "/tenant/t1/owner/o1/sales-order/x/address"
+        );
+        let tck = AggregateRoute {
+            context_alias: Some("tck".into()),
+            tenant_id: Some("(0)".into()),
+            prefix: Some("/api/".into()),
+            ..AggregateRoute::new("mock_aggregate")
+        };
+        assert_eq!(
+            tck.command_path(None, Some("mock_create_aggregate"))
+                .unwrap(),
+            "/api/tck/tenant/(0)/mock_aggregate/mock_create_aggregate"
+        );
+        let cart = AggregateRoute {
+            owner_id: Some("u1".into()),
+            ..AggregateRoute::new("cart")
+        };
+        assert_eq!(
+            cart.command_path(None, Some("add_cart_item")).unwrap(),
+            "/owner/u1/cart/add_cart_item"
+        );
+    }
+
+    #[test]
+    fn builds_the_reference_event_query_paths() {
+        let tck = AggregateRoute {
+            context_alias: Some("tck".into()),
+            tenant_id: Some("t".into()),
+            owner_id: Some("o".into()),
+            ..AggregateRoute::new("mock_aggregate")
+        };
+        assert_eq!(
+            tck.event_list_path().unwrap(),
+            "/tck/tenant/t/mock_aggregate/event/list"
+        );
+        assert_eq!(
+            AggregateRoute::new("account").event_count_path().unwrap(),
+            "/account/event/count"
+        );
+    }
+
+    #[test]
+    fn encodes_segments_and_refuses_traversal() {
+        let account = AggregateRoute::new("account");
+        assert_eq!(
+            account.command_path(Some("a b/c?d#e%"), None).unwrap(),
+            "/account/a%20b%2Fc%3Fd%23e%25"
+        );
+        assert_eq!(
+            account.command_path(Some("caf\u{e9}"), None).unwrap(),
+            "/account/caf%C3%A9"
+        );
+        let err = account.command_path(Some(".."), None).unwrap_err();
+        assert_eq!(err.part, "id");
+        assert!(account.command_path(Some(""), None).is_err());
+        assert!(AggregateRoute::new("").event_list_path().is_err());
+        assert!(account.command_path(None, Some("a//b")).is_err());
+    }
+}

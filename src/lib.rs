@@ -1,0 +1,24 @@
+//! # wow-command-client
+//!
+//! Send commands to a [Wow](https://github.com/Ahoo-Wang/Wow) command gateway
+//! without ever losing or duplicating a business intent.
+//!
+//! The crate is layered, top to bottom:
+//!
+//! - `js` — the wasm-bindgen surface used from JavaScript (wasm32 only);
+//! - `web` — the thin browser driver: fetch, storage, locks (wasm32 only);
+//! - [`core`] — pure Rust with no web dependencies, built and tested natively:
+//!   [`core::protocol`] (wire types, headers, routes, SSE decoder, confirm
+//!   queries), then the journal and the sans-IO state machine.
+//!
+//! The core never reads a clock and never does I/O, so everything that
+//! decides an outcome can be tested deterministically.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod core;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
