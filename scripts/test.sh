@@ -26,7 +26,8 @@ WASM_RUNNER=(env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-ru
 suite fmt            cargo fmt --all --check
 suite clippy         cargo clippy --workspace --all-targets --all-features -- -D warnings
 suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
-suite native         cargo test --workspace --all-features
+suite native         cargo test -p wow-command-client --all-features
+suite gateway        cargo test -p wow-test-gateway
 suite wasm-chromium  "${WASM_RUNNER[@]}" WASM_BINDGEN_USE_BROWSER=1 \
                      cargo test --target wasm32-unknown-unknown --lib
 suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib
