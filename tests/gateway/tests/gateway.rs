@@ -759,3 +759,111 @@ async fn races_end_in_exactly_one_stored_stream() {
     assert_eq!(gw.count("account", "race", "once").await, 1);
     assert_eq!(gw.streams("race").await.len(), 2);
 }
+
+#[tokio::test]
+async fn cart_and_sales_order_routes() {
+    let gw = Gateway::start();
+    // Cart: owner = aggregate id, add_cart_item allows create.
+    let add = send(
+        &gw,
+        "POST",
+        "/owner/u1/cart/add_cart_item",
+        &[],
+        json!({"productId": "p1"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(add.status(), 200);
+    let body: Value = add.json().await.unwrap();
+    assert_eq!(
+        (
+            body["aggregateId"].as_str(),
+            body["aggregateVersion"].as_i64()
+        ),
+        (Some("u1"), Some(1))
+    );
+    send(
+        &gw,
+        "PUT",
+        "/owner/u1/cart/change_quantity",
+        &[],
+        json!({"productId": "p1", "quantity": 3}),
+    )
+    .await
+    .unwrap();
+    let cart: Value = reqwest::get(gw.url("/owner/u1/cart/state"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cart["items"][0]["quantity"], 3);
+    let missing = send(
+        &gw,
+        "PUT",
+        "/owner/u1/cart/change_quantity",
+        &[],
+        json!({"productId": "nope", "quantity": 1}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(missing.headers()["Wow-Error-Code"], "IllegalState");
+
+    // Sales order: tenant + owner paths, result.totalAmount, the stored error event.
+    let order = json!({"items": [{"productId": "p1", "price": 2.5, "quantity": 4}],
+        "address": {"country": "China", "province": "p", "city": "c", "district": "d", "detail": "x"}, "fromCart": false});
+    let created = send(
+        &gw,
+        "POST",
+        "/tenant/t1/owner/o1/sales-order",
+        &[("Command-Aggregate-Id", "o-1")],
+        order.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(created.status(), 200);
+    let body: Value = created.json().await.unwrap();
+    assert_eq!(body["result"]["totalAmount"], 10.0);
+    assert_eq!(body["tenantId"], "t1");
+    let mut elsewhere = order.clone();
+    elsewhere["address"]["country"] = json!("china");
+    let refused = send(
+        &gw,
+        "POST",
+        "/tenant/t1/owner/o1/sales-order",
+        &[],
+        elsewhere,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.headers()["Wow-Error-Code"], "IllegalArgument");
+    async fn pay(gw: &Gateway, rid: &str) -> reqwest::Response {
+        let headers = [("Command-Request-Id", rid)];
+        let body = json!({"paymentId": "pay-1", "amount": 10});
+        send(gw, "POST", "/tenant/t1/sales-order/o-1/pay", &headers, body)
+            .await
+            .unwrap()
+    }
+    assert_eq!(pay(&gw, "pay-a").await.status(), 200);
+    let again = pay(&gw, "pay-b").await;
+    assert_eq!(again.headers()["Wow-Error-Code"], "OrderPayDuplicated");
+    let body: Value = again.json().await.unwrap();
+    assert_eq!(
+        (body["stage"].as_str(), body["aggregateVersion"].as_i64()),
+        (Some("PROCESSED"), Some(3))
+    );
+    // The error event is stored all the same, under the tenant-scoped query path.
+    let count = send(&gw, "POST", "/tenant/t1/sales-order/event/count", &[], json!({"operator": "AND", "children": [
+        {"operator": "AGGREGATE_ID", "value": "o-1"}, {"field": "requestId", "operator": "EQ", "value": "pay-b"}]})).await.unwrap();
+    assert_eq!(count.json::<i64>().await.unwrap(), 1);
+    let other_tenant = send(
+        &gw,
+        "POST",
+        "/tenant/t2/sales-order/event/count",
+        &[],
+        json!({"operator": "AGGREGATE_ID", "value": "o-1"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(other_tenant.json::<i64>().await.unwrap(), 0);
+}
