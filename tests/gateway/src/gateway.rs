@@ -369,6 +369,7 @@ impl App {
                 Ok(self.load_range(&target, &id, &head, &tail, &req))
             }
             (&Method::GET, [id, "state"]) => Ok(self.state(&target, id)),
+            (&Method::GET, [id, "snapshot"]) => Ok(self.snapshot(&target, id)),
             (&Method::GET, ["state"])
                 if target.agg.owner == Owner::AggregateId && target.owner.is_some() =>
             {
@@ -575,6 +576,34 @@ impl App {
             );
         }
         http::json(200, "Ok", &state)
+    }
+
+    /// `GET …/{id}/snapshot`: a MaterializedSnapshot, written as the
+    /// SNAPSHOT stage would have (here folded on read, from the same history).
+    fn snapshot(&self, target: &Target, id: &str) -> Response<Body> {
+        let (state, version, streams) = self.fold(target.agg, id);
+        let (Some(first), Some(last)) = (streams.first(), streams.last()) else {
+            return http::json(
+                404,
+                "NotFound",
+                &error_info(ErrorCode::NotFound, "Not found resource!", vec![]),
+            );
+        };
+        let operator = |s: &DomainEventStream| {
+            s.header
+                .get("command_operator")
+                .cloned()
+                .unwrap_or_default()
+        };
+        let snapshot = json!({
+            "contextName": target.agg.context, "aggregateName": target.agg.name,
+            "tenantId": last.tenant_id, "ownerId": last.owner_id, "spaceId": last.space_id,
+            "aggregateId": id, "version": version, "eventId": last.body.last().map(|e| e.id.clone()),
+            "firstOperator": operator(first), "operator": operator(last),
+            "firstEventTime": first.create_time, "eventTime": last.create_time,
+            "snapshotTime": now_ms(), "deleted": false, "tags": {}, "state": state,
+        });
+        http::json(200, "Ok", &snapshot)
     }
 
     // --------------------------------------------------------------- commands

@@ -203,6 +203,27 @@ async fn json_success_state_and_confirm_queries() {
         .await.unwrap().json().await.unwrap();
     assert_eq!(list[0]["version"], 1);
     assert_eq!(list[0]["body"][0]["name"], "account_created");
+    let snapshot: Value = reqwest::get(gw.url("/account/src/snapshot"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            snapshot["version"].as_i64(),
+            snapshot["state"]["balanceAmount"].as_i64()
+        ),
+        (Some(1), Some(100))
+    );
+    assert_eq!(snapshot["tenantId"], "(0)");
+    assert_eq!(
+        reqwest::get(gw.url("/account/nobody/snapshot"))
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
     let missing = reqwest::get(gw.url("/account/nobody/state")).await.unwrap();
     assert_eq!(missing.status(), 404);
 }
