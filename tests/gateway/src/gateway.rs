@@ -162,6 +162,15 @@ fn parse_target(path: &str) -> Option<Target> {
     })
 }
 
+/// The whole request body; a body cut mid-upload reads as empty.
+async fn read_body(req: Request<Incoming>) -> Bytes {
+    req.into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default()
+}
+
 fn header<'a>(req: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
     req.headers()
         .get(name)
@@ -389,12 +398,7 @@ impl App {
                 http::json(200, "Ok", &json!({}))
             }
             (Method::POST, "faults") => {
-                let bytes = req
-                    .into_body()
-                    .collect()
-                    .await
-                    .map(|b| b.to_bytes())
-                    .unwrap_or_default();
+                let bytes = read_body(req).await;
                 #[derive(serde::Deserialize)]
                 struct Body {
                     #[serde(default)]
@@ -447,12 +451,7 @@ impl App {
         }
         let tenant_header = header(&req, names::TENANT_ID).map(str::to_owned);
         let owner_header = header(&req, names::OWNER_ID).map(str::to_owned);
-        let bytes = req
-            .into_body()
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
+        let bytes = read_body(req).await;
         let body: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => return illegal(&format!("Invalid query body: {e}")),
@@ -742,12 +741,7 @@ impl App {
         };
 
         // Body.
-        let bytes: Bytes = req
-            .into_body()
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
+        let bytes: Bytes = read_body(req).await;
         let has_path_vars = def.id_in_path || target.owner.is_some() || target.tenant.is_some();
         let body: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
             if !has_path_vars {
