@@ -568,11 +568,7 @@ impl App {
     fn state(&self, target: &Target, id: &str) -> Response<Body> {
         let (state, version, _) = self.fold(target.agg, id);
         if version == 0 {
-            return http::json(
-                404,
-                "NotFound",
-                &error_info(ErrorCode::NotFound, "Not found resource!", vec![]),
-            );
+            return not_found_resource();
         }
         http::json(200, "Ok", &state)
     }
@@ -582,11 +578,7 @@ impl App {
     fn snapshot(&self, target: &Target, id: &str) -> Response<Body> {
         let (state, version, streams) = self.fold(target.agg, id);
         let (Some(first), Some(last)) = (streams.first(), streams.last()) else {
-            return http::json(
-                404,
-                "NotFound",
-                &error_info(ErrorCode::NotFound, "Not found resource!", vec![]),
-            );
+            return not_found_resource();
         };
         let operator = |s: &DomainEventStream| {
             s.header
@@ -911,6 +903,12 @@ fn not_found(path: &str) -> Response<Body> {
             vec![],
         ),
     )
+}
+
+/// The server's answer for a missing aggregate.
+fn not_found_resource() -> Response<Body> {
+    let info = error_info(ErrorCode::NotFound, "Not found resource!", vec![]);
+    http::json(404, "NotFound", &info)
 }
 
 fn illegal(msg: &str) -> Response<Body> {
