@@ -114,7 +114,7 @@ async fn send(
 }
 
 async fn create(gw: &Gateway, id: &str, rid: &str, balance: i64) -> reqwest::Response {
-    send(
+    call(
         gw,
         "POST",
         "/account/create_account",
@@ -122,7 +122,19 @@ async fn create(gw: &Gateway, id: &str, rid: &str, balance: i64) -> reqwest::Res
         json!({"name": id, "balance": balance}),
     )
     .await
-    .unwrap()
+}
+
+/// `send`, for calls whose transport must succeed.
+async fn call(
+    gw: &Gateway,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Value,
+) -> reqwest::Response {
+    send(gw, method, path, headers, body)
+        .await
+        .expect("the gateway answers")
 }
 
 /// Creates account `id` with `id` as its requestId too, plus `extra` headers.
@@ -198,9 +210,8 @@ async fn json_success_state_and_confirm_queries() {
     assert_eq!(state["balanceAmount"], 100);
     assert_eq!(gw.count("account", "src", "r1").await, 1);
     assert_eq!(gw.count("account", "src", "other").await, 0);
-    let list: Value = send(&gw, "POST", "/account/event/list", &[], json!({"condition": {"operator": "AND", "children": [
-        {"operator": "AGGREGATE_ID", "value": "src"}, {"field": "requestId", "operator": "EQ", "value": "r1"}]}, "limit": 1}))
-        .await.unwrap().json().await.unwrap();
+    let list: Value = call(&gw, "POST", "/account/event/list", &[], json!({"condition": {"operator": "AND", "children": [
+        {"operator": "AGGREGATE_ID", "value": "src"}, {"field": "requestId", "operator": "EQ", "value": "r1"}]}, "limit": 1})).await.json().await.unwrap();
     assert_eq!(list[0]["version"], 1);
     assert_eq!(list[0]["body"][0]["name"], "account_created");
     let snapshot: Value = reqwest::get(gw.url("/account/src/snapshot"))
@@ -231,7 +242,7 @@ async fn json_success_state_and_confirm_queries() {
 #[tokio::test]
 async fn sse_stream_carries_every_stage_up_to_the_target() {
     let gw = Gateway::start();
-    let r = send(
+    let r = call(
         &gw,
         "POST",
         "/account/create_account",
@@ -242,8 +253,7 @@ async fn sse_stream_carries_every_stage_up_to_the_target() {
         ],
         json!({"name": "a", "balance": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     let (elements, cut) = stream(r).await;
@@ -265,15 +275,14 @@ async fn chain_wait_follows_the_saga_to_the_tail_stage() {
         ("Command-Request-Id", "p1"),
     ];
     let (elements, _) = stream(
-        send(
+        call(
             &gw,
             "POST",
             "/account/s/prepare",
             &headers,
             json!({"to": "t", "amount": 10}),
         )
-        .await
-        .unwrap(),
+        .await,
     )
     .await;
     let seen = stages(&elements);
@@ -318,53 +327,45 @@ async fn gateway_rejections_and_bad_requests() {
     assert_eq!(info["errorCode"], "IllegalArgument");
     assert!(info.get("stage").is_none());
 
-    let bad_stage = send(
+    let bad_stage = call(
         &gw,
         "POST",
         "/account/create_account",
         &[("Command-Wait-Stage", "DONE")],
         json!({"name": "x", "balance": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(bad_stage.status(), 400);
-    let zero = send(
+    let zero = call(
         &gw,
         "POST",
         "/account/create_account",
         &[("Command-Wait-Timeout", "0")],
         json!({"name": "x", "balance": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(zero.status(), 400);
-    let void = send(&gw, "PUT", "/owner/u1/cart/view_cart", &[], json!({}))
-        .await
-        .unwrap();
+    let void = call(&gw, "PUT", "/owner/u1/cart/view_cart", &[], json!({})).await;
     assert_eq!(void.status(), 400);
-    let void_sent = send(
+    let void_sent = call(
         &gw,
         "PUT",
         "/owner/u1/cart/view_cart",
         &[("Command-Wait-Stage", "SENT")],
         json!({}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(void_sent.status(), 200);
-    let unknown = send(&gw, "PUT", "/account/x/teleport", &[], json!({}))
-        .await
-        .unwrap();
+    let unknown = call(&gw, "PUT", "/account/x/teleport", &[], json!({})).await;
     assert_eq!(unknown.status(), 404);
-    let not_init = send(
+    let not_init = call(
         &gw,
         "POST",
         "/account/ghost/prepare",
         &[],
         json!({"to": "x", "amount": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(not_init.status(), 404);
     let body: Value = not_init.json().await.unwrap();
     assert_eq!(
@@ -394,36 +395,33 @@ async fn conflicts_and_duplicates() {
         "CommandExpectVersionConflict"
     );
     // Expected version mismatch.
-    let stale = send(
+    let stale = call(
         &gw,
         "PUT",
         "/account/a/lock_amount",
         &[("Command-Aggregate-Version", "7")],
         json!({"amount": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(stale.status(), 409);
-    let ok = send(
+    let ok = call(
         &gw,
         "PUT",
         "/account/a/lock_amount",
         &[("Command-Aggregate-Version", "1")],
         json!({"amount": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(ok.status(), 200);
     // Business rule at PROCESSED.
-    let poor = send(
+    let poor = call(
         &gw,
         "POST",
         "/account/a/prepare",
         &[],
         json!({"to": "b", "amount": 1000}),
     )
-    .await
-    .unwrap();
+    .await;
     let body: Value = poor.json().await.unwrap();
     assert_eq!(
         (body["stage"].as_str(), body["errorCode"].as_str()),
@@ -440,28 +438,26 @@ async fn committed_streams_survive_kill_9_and_the_store_catches_duplicates_after
     let gw = Gateway::start_on(db);
     assert_eq!(gw.count("account", "k", "r1").await, 1);
     // The new process's pre-check is empty: the store rejects at PROCESSED.
-    let first = send(
+    let first = call(
         &gw,
         "PUT",
         "/account/k/lock_amount",
         &[("Command-Request-Id", "r9")],
         json!({"amount": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(first.status(), 200);
     let db = gw.db.clone();
     drop(gw);
     let gw = Gateway::start_on(db);
-    let again = send(
+    let again = call(
         &gw,
         "PUT",
         "/account/k/lock_amount",
         &[("Command-Request-Id", "r9")],
         json!({"amount": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     let body: Value = again.json().await.unwrap();
     assert_eq!(
         (body["stage"].as_str(), body["errorCode"].as_str()),
@@ -479,15 +475,14 @@ async fn wait_timeout_is_request_timeout_in_both_modes() {
         ("Command-Wait-Timeout", "150"),
         ("Command-Aggregate-Id", "t1"),
     ];
-    let r = send(
+    let r = call(
         &gw,
         "POST",
         "/account/create_account",
         &headers,
         json!({"name": "t", "balance": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(r.status(), 408);
     let info: Value = r.json().await.unwrap();
     assert_eq!(info["errorCode"], "RequestTimeout");
@@ -500,15 +495,14 @@ async fn wait_timeout_is_request_timeout_in_both_modes() {
     sse_headers[3] = ("Command-Aggregate-Id", "t2");
     sse_headers.push(("Accept", "text/event-stream"));
     let (elements, _) = stream(
-        send(
+        call(
             &gw,
             "POST",
             "/account/create_account",
             &sse_headers,
             json!({"name": "t", "balance": 1}),
         )
-        .await
-        .unwrap(),
+        .await,
     )
     .await;
     assert_eq!(
@@ -619,15 +613,14 @@ async fn every_fault_does_what_a_deployment_does() {
 
     gw.faults(json!([{"fault": "query_unavailable", "times": 1}]))
         .await;
-    let q = send(
+    let q = call(
         &gw,
         "POST",
         "/account/event/count",
         &[],
         json!({"operator": "AGGREGATE_ID", "value": "f10"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(q.status(), 503);
     assert_eq!(gw.count("account", "f10", "f10").await, 1);
 
@@ -658,49 +651,45 @@ async fn every_fault_does_what_a_deployment_does() {
 async fn query_guard() {
     let gw = Gateway::start();
     let cond = json!({"operator": "AGGREGATE_ID", "value": "x"});
-    let no_limit = send(
+    let no_limit = call(
         &gw,
         "POST",
         "/account/event/list",
         &[],
         json!({"condition": cond}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(no_limit.status(), 400);
-    let unknown = send(
+    let unknown = call(
         &gw,
         "POST",
         "/account/event/list",
         &[],
         json!({"condition": {"operator": "LIKE"}, "limit": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(unknown.status(), 400);
-    let all = send(
+    let all = call(
         &gw,
         "POST",
         "/account/event/count",
         &[],
         json!({"operator": "ALL"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(all.status(), 400);
     let wide = reqwest::get(gw.url("/account/x/event/1/2147483646"))
         .await
         .unwrap();
     assert_eq!(wide.status(), 400);
-    let paged = send(
+    let paged = call(
         &gw,
         "POST",
         "/account/event/paged",
         &[],
         json!({"condition": cond, "pagination": {"index": 1, "size": 10}}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(paged.status(), 200);
     assert_eq!(paged.json::<Value>().await.unwrap()["total"], 0);
 }
@@ -754,7 +743,7 @@ async fn races_end_in_exactly_one_stored_stream() {
     let same = (0..50).map(|_| {
         let gw = gw.clone();
         tokio::spawn(async move {
-            send(
+            call(
                 &gw,
                 "PUT",
                 "/account/race/lock_amount",
@@ -762,7 +751,6 @@ async fn races_end_in_exactly_one_stored_stream() {
                 json!({"amount": 1}),
             )
             .await
-            .unwrap()
             .status()
             .as_u16()
         })
@@ -785,15 +773,14 @@ async fn races_end_in_exactly_one_stored_stream() {
 async fn cart_and_sales_order_routes() {
     let gw = Gateway::start();
     // Cart: owner = aggregate id, add_cart_item allows create.
-    let add = send(
+    let add = call(
         &gw,
         "POST",
         "/owner/u1/cart/add_cart_item",
         &[],
         json!({"productId": "p1"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(add.status(), 200);
     let body: Value = add.json().await.unwrap();
     assert_eq!(
@@ -803,15 +790,14 @@ async fn cart_and_sales_order_routes() {
         ),
         (Some("u1"), Some(1))
     );
-    send(
+    call(
         &gw,
         "PUT",
         "/owner/u1/cart/change_quantity",
         &[],
         json!({"productId": "p1", "quantity": 3}),
     )
-    .await
-    .unwrap();
+    .await;
     let cart: Value = reqwest::get(gw.url("/owner/u1/cart/state"))
         .await
         .unwrap()
@@ -819,51 +805,46 @@ async fn cart_and_sales_order_routes() {
         .await
         .unwrap();
     assert_eq!(cart["items"][0]["quantity"], 3);
-    let missing = send(
+    let missing = call(
         &gw,
         "PUT",
         "/owner/u1/cart/change_quantity",
         &[],
         json!({"productId": "nope", "quantity": 1}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(missing.headers()["Wow-Error-Code"], "IllegalState");
 
     // Sales order: tenant + owner paths, result.totalAmount, the stored error event.
     let order = json!({"items": [{"productId": "p1", "price": 2.5, "quantity": 4}],
         "address": {"country": "China", "province": "p", "city": "c", "district": "d", "detail": "x"}, "fromCart": false});
-    let created = send(
+    let created = call(
         &gw,
         "POST",
         "/tenant/t1/owner/o1/sales-order",
         &[("Command-Aggregate-Id", "o-1")],
         order.clone(),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(created.status(), 200);
     let body: Value = created.json().await.unwrap();
     assert_eq!(body["result"]["totalAmount"], 10.0);
     assert_eq!(body["tenantId"], "t1");
     let mut elsewhere = order.clone();
     elsewhere["address"]["country"] = json!("china");
-    let refused = send(
+    let refused = call(
         &gw,
         "POST",
         "/tenant/t1/owner/o1/sales-order",
         &[],
         elsewhere,
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(refused.headers()["Wow-Error-Code"], "IllegalArgument");
     async fn pay(gw: &Gateway, rid: &str) -> reqwest::Response {
         let headers = [("Command-Request-Id", rid)];
         let body = json!({"paymentId": "pay-1", "amount": 10});
-        send(gw, "POST", "/tenant/t1/sales-order/o-1/pay", &headers, body)
-            .await
-            .unwrap()
+        call(gw, "POST", "/tenant/t1/sales-order/o-1/pay", &headers, body).await
     }
     assert_eq!(pay(&gw, "pay-a").await.status(), 200);
     let again = pay(&gw, "pay-b").await;
@@ -874,17 +855,16 @@ async fn cart_and_sales_order_routes() {
         (Some("PROCESSED"), Some(3))
     );
     // The error event is stored all the same, under the tenant-scoped query path.
-    let count = send(&gw, "POST", "/tenant/t1/sales-order/event/count", &[], json!({"operator": "AND", "children": [
-        {"operator": "AGGREGATE_ID", "value": "o-1"}, {"field": "requestId", "operator": "EQ", "value": "pay-b"}]})).await.unwrap();
+    let count = call(&gw, "POST", "/tenant/t1/sales-order/event/count", &[], json!({"operator": "AND", "children": [
+        {"operator": "AGGREGATE_ID", "value": "o-1"}, {"field": "requestId", "operator": "EQ", "value": "pay-b"}]})).await;
     assert_eq!(count.json::<i64>().await.unwrap(), 1);
-    let other_tenant = send(
+    let other_tenant = call(
         &gw,
         "POST",
         "/tenant/t2/sales-order/event/count",
         &[],
         json!({"operator": "AGGREGATE_ID", "value": "o-1"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(other_tenant.json::<i64>().await.unwrap(), 0);
 }
