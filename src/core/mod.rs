@@ -1,3 +1,4 @@
 //! The pure core: no web-sys, no clock, no I/O. Builds and tests on any target.
 
+pub mod journal;
 pub mod protocol;

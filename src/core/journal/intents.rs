@@ -1,0 +1,303 @@
+//! The journal: begins intents (minting or deriving their requestId and
+//! persisting it before anything is sent), saves their progress with
+//! compare-and-swap, lists, prunes and clears them.
+
+use super::fingerprint::fingerprint;
+use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
+use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
+use super::store::{IntentStore, Listing, StoreError};
+use crate::core::protocol::JsonValue;
+
+/// Seven days: how long settled intents are kept by default.
+pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
+/// A new business intent, as the caller describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewIntent {
+    /// The caller's business key (same key = same intent, same requestId).
+    pub intent_key: Option<String>,
+    /// The aggregate; `aggregate_id` may be empty for creates.
+    pub aggregate: AggregateIdentity,
+    /// The command.
+    pub command: CommandSpec,
+}
+
+/// What `begin` found or made.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Begun {
+    /// A new intent, persisted: it may now be sent.
+    Created(IntentRecord),
+    /// The same key's intent is still unresolved: drive that one, no second intent.
+    Unresolved(IntentRecord),
+    /// The same key's intent has settled: its outcome, without sending.
+    Settled(IntentRecord),
+}
+
+impl Begun {
+    /// The record, whichever case.
+    pub fn record(&self) -> &IntentRecord {
+        match self {
+            Begun::Created(r) | Begun::Unresolved(r) | Begun::Settled(r) => r,
+        }
+    }
+}
+
+/// A journal failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JournalError {
+    /// Storage failed: nothing may be sent.
+    Storage(StoreError),
+    /// The intent key was used before with a different payload.
+    IntentKeyReused {
+        /// The key.
+        intent_key: String,
+        /// The requestId the key is bound to.
+        request_id: String,
+    },
+    /// A command that does not create its aggregate must name it.
+    MissingAggregateId,
+}
+
+impl From<StoreError> for JournalError {
+    fn from(e: StoreError) -> Self {
+        JournalError::Storage(e)
+    }
+}
+
+impl ::core::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        match self {
+            JournalError::Storage(e) => e.fmt(f),
+            JournalError::IntentKeyReused { intent_key, request_id } => write!(
+                f,
+                "intent key `{intent_key}` (requestId {request_id}) was used with a different payload"
+            ),
+            JournalError::MissingAggregateId => {
+                f.write_str("the command does not create its aggregate, so it needs an aggregate id")
+            }
+        }
+    }
+}
+
+/// The payload an intent key is bound to: what the caller said, not what
+/// was generated for it.
+fn payload_fingerprint(aggregate: &AggregateIdentity, command: &CommandSpec) -> String {
+    let s = |v: &str| JsonValue::String(v.to_owned());
+    let o = |v: &Option<String>| v.as_deref().map_or(JsonValue::Null, s);
+    let identity = JsonValue::Array(vec![
+        o(&aggregate.context_alias),
+        s(&aggregate.resource),
+        o(&aggregate.tenant_id),
+        o(&aggregate.owner_id),
+        s(&aggregate.aggregate_id),
+        s(&command.method),
+        s(&command.path),
+        command
+            .expected_version
+            .map_or(JsonValue::Null, JsonValue::Int),
+    ]);
+    fingerprint(&[&identity, &command.body])
+}
+
+/// Intents of one namespace over one store.
+#[derive(Debug)]
+pub struct Journal<S> {
+    store: S,
+    namespace: String,
+    policy: RequestIdPolicy,
+    retention_ms: i64,
+}
+
+impl<S: IntentStore> Journal<S> {
+    /// A journal for `namespace` (keep users and tenants apart).
+    pub fn new(store: S, namespace: &str) -> Journal<S> {
+        Journal {
+            store,
+            namespace: namespace.to_owned(),
+            policy: RequestIdPolicy::default(),
+            retention_ms: DEFAULT_RETENTION_MS,
+        }
+    }
+
+    /// Uses `policy` for random requestIds.
+    pub fn with_policy(mut self, policy: RequestIdPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Keeps settled intents for `ms`.
+    pub fn with_retention(mut self, ms: i64) -> Self {
+        self.retention_ms = ms;
+        self
+    }
+
+    /// The namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Gives the store back (e.g. to open another namespace over it).
+    pub fn into_store(self) -> S {
+        self.store
+    }
+
+    /// Begins an intent. A new one is written to storage *before* this
+    /// returns, so its requestId is durable before the first byte is sent;
+    /// if storage fails, this fails and nothing may be sent.
+    pub async fn begin(
+        &self,
+        now_ms: i64,
+        intent: NewIntent,
+        random: &mut dyn RandomSource,
+    ) -> Result<Begun, JournalError> {
+        let NewIntent {
+            intent_key,
+            mut aggregate,
+            command,
+        } = intent;
+        let fingerprint = payload_fingerprint(&aggregate, &command);
+        let request_id = match &intent_key {
+            Some(key) => derived_request_id(&self.namespace, key),
+            None => random_id(self.policy, now_ms.max(0) as u64, random),
+        };
+        if let Some(key) = &intent_key {
+            if let Some(existing) = self.store.get(&self.namespace, &request_id).await? {
+                return self.replay(key, existing, &fingerprint);
+            }
+        }
+        if aggregate.aggregate_id.is_empty() {
+            if !command.create {
+                return Err(JournalError::MissingAggregateId);
+            }
+            // A client-side id, so the create's outcome can always be
+            // confirmed; derived from the key when there is one, so it
+            // survives the loss of local storage too.
+            aggregate.aggregate_id = match &intent_key {
+                Some(key) => derived_request_id(&self.namespace, &format!("{key}\u{0}aggregate")),
+                None => random_id(RequestIdPolicy::RandomV7, now_ms.max(0) as u64, random),
+            };
+        }
+        let mut record = IntentRecord {
+            schema_version: SCHEMA_VERSION,
+            namespace: self.namespace.clone(),
+            intent_id: request_id.clone(),
+            intent_key: intent_key.clone(),
+            request_id,
+            aggregate,
+            command,
+            fingerprint: fingerprint.clone(),
+            state: IntentState::Pending,
+            attempts: Vec::new(),
+            last_result: None,
+            reason: None,
+            created_at: now_ms,
+            updated_at: now_ms,
+            revision: 0,
+        };
+        match self.store.put(&record).await {
+            Ok(revision) => {
+                record.revision = revision;
+                Ok(Begun::Created(record))
+            }
+            // Another tab began the same key at the same moment: theirs wins.
+            Err(StoreError::Conflict { .. }) => {
+                let key = intent_key.unwrap_or_default();
+                match self.store.get(&self.namespace, &record.intent_id).await? {
+                    Some(existing) => self.replay(&key, existing, &fingerprint),
+                    None => Err(JournalError::Storage(StoreError::Conflict {
+                        current: None,
+                    })),
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn replay(
+        &self,
+        key: &str,
+        existing: IntentRecord,
+        fingerprint: &str,
+    ) -> Result<Begun, JournalError> {
+        if existing.fingerprint != fingerprint {
+            return Err(JournalError::IntentKeyReused {
+                intent_key: key.to_owned(),
+                request_id: existing.request_id,
+            });
+        }
+        Ok(if existing.state.is_settled() {
+            Begun::Settled(existing)
+        } else {
+            Begun::Unresolved(existing)
+        })
+    }
+
+    /// Saves a changed record (compare-and-swap on its revision). On
+    /// success the record carries its new revision.
+    pub async fn save(&self, record: &mut IntentRecord, now_ms: i64) -> Result<(), JournalError> {
+        let previous = record.updated_at;
+        record.updated_at = now_ms;
+        match self.store.put(record).await {
+            Ok(revision) => {
+                record.revision = revision;
+                Ok(())
+            }
+            Err(e) => {
+                record.updated_at = previous;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// One intent by id (its requestId) or by business key.
+    pub async fn find(&self, id_or_key: &str) -> Result<Option<IntentRecord>, JournalError> {
+        if let Some(r) = self.store.get(&self.namespace, id_or_key).await? {
+            return Ok(Some(r));
+        }
+        let derived = derived_request_id(&self.namespace, id_or_key);
+        Ok(self.store.get(&self.namespace, &derived).await?)
+    }
+
+    /// Every intent, oldest first, with what had to be quarantined.
+    pub async fn list(&self) -> Result<Listing, JournalError> {
+        let mut listing = self.store.list(&self.namespace).await?;
+        listing
+            .records
+            .sort_by(|a, b| (a.created_at, &a.intent_id).cmp(&(b.created_at, &b.intent_id)));
+        Ok(listing)
+    }
+
+    /// Unresolved intents, oldest first: what `resume()` drives.
+    pub async fn unresolved(&self) -> Result<Vec<IntentRecord>, JournalError> {
+        let mut records = self.list().await?.records;
+        records.retain(|r| r.state.is_unresolved());
+        Ok(records)
+    }
+
+    /// Deletes settled intents older than the retention window. Unknown and
+    /// escalated intents are never pruned. Returns how many were removed.
+    pub async fn prune(&self, now_ms: i64) -> Result<usize, JournalError> {
+        let mut removed = 0;
+        for r in self.store.list(&self.namespace).await?.records {
+            if r.state.is_prunable() && now_ms.saturating_sub(r.updated_at) > self.retention_ms {
+                self.store.delete(&self.namespace, &r.intent_id).await?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Deletes every intent of the namespace (sign-out). Returns how many.
+    pub async fn clear(&self) -> Result<usize, JournalError> {
+        let records = self.store.list(&self.namespace).await?.records;
+        for r in &records {
+            self.store.delete(&self.namespace, &r.intent_id).await?;
+        }
+        Ok(records.len())
+    }
+}

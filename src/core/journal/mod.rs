@@ -1,0 +1,23 @@
+//! The intent journal: the durable memory that makes "one requestId per
+//! business intent" true across timeouts, reloads, crashes and cold starts.
+//!
+//! Pure Rust: time and randomness come in as parameters, storage is the
+//! [`IntentStore`] trait (IndexedDB, localStorage and adapters live in the
+//! web layer; [`MemoryStore`] here).
+
+pub mod fingerprint;
+pub mod ids;
+pub mod intents;
+pub mod record;
+pub mod store;
+
+pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, SeededRandom};
+pub use intents::{Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS};
+pub use record::{
+    AggregateIdentity, Attempt, AttemptOutcome, CommandSpec, IntentRecord, IntentState,
+    RecordError, WaitSpec, SCHEMA_VERSION,
+};
+pub use store::{IntentStore, Listing, MemoryStore, Quarantined, StoreError, Unavailable};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,319 @@
+//! `IntentRecord`: everything needed to recognise, confirm and retry one
+//! business intent after a timeout, a reload or a crash.
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::protocol::{
+    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, JsonValue, WaitPlan, WaitTail,
+};
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where an intent's aggregate lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AggregateIdentity {
+    /// Context alias in paths, when the aggregate is in another context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_alias: Option<String>,
+    /// Resource name, e.g. `account`.
+    pub resource: String,
+    /// Tenant, when the aggregate has no static tenant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant_id: Option<String>,
+    /// Owner, when the aggregate is owned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    /// The aggregate id: always known, client-generated for creates whose
+    /// id the server would otherwise generate (so the outcome can be confirmed).
+    pub aggregate_id: String,
+}
+
+impl AggregateIdentity {
+    /// The route of the aggregate type (for the confirm query).
+    pub fn route(&self) -> AggregateRoute {
+        AggregateRoute {
+            prefix: None,
+            context_alias: self.context_alias.clone(),
+            tenant_id: self.tenant_id.clone(),
+            owner_id: self.owner_id.clone(),
+            resource: self.resource.clone(),
+        }
+    }
+}
+
+/// What to wait for, as persisted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitSpec {
+    /// Target stage.
+    pub stage: CommandStage,
+    /// Context filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Processor filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor: Option<String>,
+    /// Function filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// Chain tail stage (with `SAGA_HANDLED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_stage: Option<CommandStage>,
+    /// Server-side wait deadline, ms.
+    pub timeout_ms: u64,
+}
+
+impl From<&WaitPlan> for WaitSpec {
+    fn from(p: &WaitPlan) -> WaitSpec {
+        WaitSpec {
+            stage: p.stage,
+            context: p.context.clone(),
+            processor: p.processor.clone(),
+            function: p.function.clone(),
+            tail_stage: p.tail.as_ref().map(|t| t.stage),
+            timeout_ms: p.timeout_ms,
+        }
+    }
+}
+
+impl WaitSpec {
+    /// The wait plan to send.
+    pub fn plan(&self) -> WaitPlan {
+        WaitPlan {
+            stage: self.stage,
+            context: self.context.clone(),
+            processor: self.processor.clone(),
+            function: self.function.clone(),
+            tail: self.tail_stage.map(|stage| WaitTail {
+                stage,
+                context: None,
+                processor: None,
+                function: None,
+            }),
+            timeout_ms: self.timeout_ms,
+        }
+    }
+}
+
+/// The command of an intent, exactly as every attempt sends it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandSpec {
+    /// HTTP method.
+    pub method: String,
+    /// Path relative to the gateway's base URL.
+    pub path: String,
+    /// The command body.
+    pub body: JsonValue,
+    /// Expected current version, when the caller pinned one. Never bumped
+    /// silently (DESIGN rule 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_version: Option<i64>,
+    /// Whether the command creates its aggregate.
+    #[serde(default)]
+    pub create: bool,
+    /// The wait plan.
+    pub wait: WaitSpec,
+    /// Extra non-secret headers (`Command-Header-*` and the like). Auth
+    /// headers are never persisted: they are asked for per attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+}
+
+/// Where an intent stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum IntentState {
+    /// Persisted; nothing has been sent yet.
+    Pending,
+    /// An attempt is (or was, before a crash) on the wire.
+    Sending,
+    /// The outcome is not known; history must be asked.
+    Unknown,
+    /// Settled: the command succeeded (confirmed appended).
+    Succeeded,
+    /// Settled: the command was refused.
+    Rejected,
+    /// Settled until the caller decides: a version or identity conflict.
+    Conflict,
+    /// History could not be asked; a person or an operations path must look.
+    Escalated,
+}
+
+impl IntentState {
+    /// Every state.
+    pub const ALL: [IntentState; 7] = [
+        IntentState::Pending,
+        IntentState::Sending,
+        IntentState::Unknown,
+        IntentState::Succeeded,
+        IntentState::Rejected,
+        IntentState::Conflict,
+        IntentState::Escalated,
+    ];
+
+    /// Settled: a replay of the same key returns the outcome without sending.
+    pub const fn is_settled(self) -> bool {
+        matches!(
+            self,
+            IntentState::Succeeded | IntentState::Rejected | IntentState::Conflict
+        )
+    }
+
+    /// Unresolved: `resume()` drives it.
+    pub const fn is_unresolved(self) -> bool {
+        matches!(
+            self,
+            IntentState::Pending | IntentState::Sending | IntentState::Unknown
+        )
+    }
+
+    /// Whether retention may prune it (unknown and escalated never).
+    pub const fn is_prunable(self) -> bool {
+        self.is_settled()
+    }
+}
+
+/// What one attempt ended in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AttemptOutcome {
+    /// The target stage was reached successfully.
+    Succeeded,
+    /// A failure with this error code.
+    Failed(String),
+    /// Nothing conclusive: a timeout, a cut connection, a 5xx.
+    Unknown(String),
+}
+
+/// One send of the intent, always with the intent's requestId.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    /// 1-based attempt number.
+    pub number: u32,
+    /// When it was sent (epoch ms).
+    pub sent_at: i64,
+    /// The server's commandId, once any answer carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<i64>,
+    /// How it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<AttemptOutcome>,
+}
+
+/// One business intent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntentRecord {
+    /// Schema version of this record.
+    pub schema_version: u32,
+    /// Storage namespace (user / tenant separation).
+    pub namespace: String,
+    /// The intent's id; equal to its requestId (one intent, one requestId).
+    pub intent_id: String,
+    /// The caller's business key, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent_key: Option<String>,
+    /// The idempotency key, sent on every attempt.
+    pub request_id: String,
+    /// The aggregate.
+    pub aggregate: AggregateIdentity,
+    /// The command.
+    pub command: CommandSpec,
+    /// SHA-1 of the canonical payload.
+    pub fingerprint: String,
+    /// Where it stands.
+    pub state: IntentState,
+    /// Every send so far.
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+    /// The last CommandResult seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_result: Option<CommandResult>,
+    /// Why it is unknown, escalated or in conflict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Created (epoch ms).
+    pub created_at: i64,
+    /// Last changed (epoch ms).
+    pub updated_at: i64,
+    /// Compare-and-swap revision: 0 before the first write.
+    #[serde(default)]
+    pub revision: u64,
+}
+
+impl IntentRecord {
+    /// The authoritative question for this intent (PROTOCOL §5.4).
+    pub fn confirm_query(&self) -> ConfirmQuery {
+        ConfirmQuery {
+            route: self.aggregate.route(),
+            aggregate_id: self.aggregate.aggregate_id.clone(),
+            request_id: self.request_id.clone(),
+        }
+    }
+
+    /// The storage key: `<namespace>/<intentId>`.
+    pub fn key(&self) -> String {
+        record_key(&self.namespace, &self.intent_id)
+    }
+}
+
+/// The storage key of an intent.
+pub fn record_key(namespace: &str, intent_id: &str) -> String {
+    format!("{namespace}/{intent_id}")
+}
+
+/// Why a stored record could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordError {
+    /// Written by a newer build: left untouched, never overwritten.
+    FutureSchema(u32),
+    /// Not a record at all, or a damaged one.
+    Corrupt(String),
+}
+
+impl ::core::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        match self {
+            RecordError::FutureSchema(v) => {
+                write!(f, "record schema {v} is newer than {SCHEMA_VERSION}")
+            }
+            RecordError::Corrupt(why) => write!(f, "corrupt record: {why}"),
+        }
+    }
+}
+
+/// Migration: checks a stored record's `schemaVersion` before its body is
+/// decoded. Version 1 is the first schema; a later one adds its upgrade
+/// step here, so old records are upgraded when read, never dropped, and a
+/// record from a newer build is left untouched rather than misread.
+pub fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
+    match version {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(()),
+        Some(v) if v > u64::from(SCHEMA_VERSION) => Err(RecordError::FutureSchema(
+            u32::try_from(v).unwrap_or(u32::MAX),
+        )),
+        Some(v) => Err(RecordError::Corrupt(format!("unknown schema version {v}"))),
+        None => Err(RecordError::Corrupt("no schemaVersion".into())),
+    }
+}
+
+/// Decodes a record from JSON text through the migration check.
+#[cfg(any(test, feature = "json-text"))]
+pub fn decode_json_text(text: &str) -> Result<IntentRecord, RecordError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Probe {
+        schema_version: Option<u64>,
+    }
+    let probe: Probe =
+        serde_json::from_str(text).map_err(|e| RecordError::Corrupt(e.to_string()))?;
+    check_schema(probe.schema_version)?;
+    serde_json::from_str(text).map_err(|e| RecordError::Corrupt(e.to_string()))
+}

@@ -1,0 +1,375 @@
+//! Journal behaviour over the in-memory store and a failing one.
+
+use super::record::decode_json_text;
+use super::*;
+use crate::core::protocol::test_support::{block_on, test};
+use crate::core::protocol::{CommandStage, JsonValue};
+
+const NOW: i64 = 1_764_297_052_692;
+const DAY: i64 = 24 * 60 * 60 * 1000;
+
+fn command(path: &str, create: bool, amount: i64) -> CommandSpec {
+    CommandSpec {
+        method: if create { "POST" } else { "PUT" }.into(),
+        path: path.into(),
+        body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(amount))]),
+        expected_version: None,
+        create,
+        wait: WaitSpec {
+            stage: CommandStage::Processed,
+            context: None,
+            processor: None,
+            function: None,
+            tail_stage: None,
+            timeout_ms: 30_000,
+        },
+        headers: vec![],
+    }
+}
+
+fn intent(key: Option<&str>, id: &str, amount: i64) -> NewIntent {
+    NewIntent {
+        intent_key: key.map(str::to_owned),
+        aggregate: AggregateIdentity {
+            resource: "account".into(),
+            aggregate_id: id.into(),
+            ..AggregateIdentity::default()
+        },
+        command: command(&format!("/account/{id}/lock_amount"), false, amount),
+    }
+}
+
+fn create_intent(key: Option<&str>) -> NewIntent {
+    NewIntent {
+        intent_key: key.map(str::to_owned),
+        aggregate: AggregateIdentity {
+            resource: "account".into(),
+            ..AggregateIdentity::default()
+        },
+        command: command("/account/create_account", true, 0),
+    }
+}
+
+#[test]
+fn a_new_intent_is_persisted_before_begin_returns() {
+    let journal = Journal::new(MemoryStore::new(), "user-1");
+    let mut rng = SeededRandom::new(1);
+    let begun = block_on(journal.begin(NOW, intent(None, "a1", 5), &mut rng)).unwrap();
+    let Begun::Created(record) = begun else {
+        panic!("created")
+    };
+    assert_eq!(record.state, IntentState::Pending);
+    assert_eq!(record.intent_id, record.request_id);
+    assert_eq!(record.revision, 1);
+    assert_eq!(&record.request_id[14..15], "7", "UUIDv7 by default");
+    let stored = block_on(journal.store().get("user-1", &record.intent_id)).unwrap();
+    assert_eq!(stored.as_ref(), Some(&record));
+    // A new client over the same storage (a reload) finds the same requestId.
+    let reloaded = Journal::new(journal.into_store(), "user-1");
+    let unresolved = block_on(reloaded.unresolved()).unwrap();
+    assert_eq!(unresolved.len(), 1);
+    assert_eq!(unresolved[0].request_id, record.request_id);
+    // Each keyless intent is a new intent.
+    let other = block_on(reloaded.begin(NOW, intent(None, "a1", 5), &mut rng)).unwrap();
+    assert_ne!(other.record().request_id, record.request_id);
+}
+
+#[test]
+fn v4_policy_on_request() {
+    let journal = Journal::new(MemoryStore::new(), "n").with_policy(RequestIdPolicy::RandomV4);
+    let begun =
+        block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(2))).unwrap();
+    assert_eq!(&begun.record().request_id[14..15], "4");
+}
+
+#[test]
+fn the_same_key_is_the_same_intent_until_and_after_it_settles() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut rng = SeededRandom::new(3);
+    let first = block_on(journal.begin(NOW, intent(Some("pay-42"), "a1", 5), &mut rng)).unwrap();
+    let Begun::Created(mut record) = first else {
+        panic!("created")
+    };
+    let again =
+        block_on(journal.begin(NOW + 1, intent(Some("pay-42"), "a1", 5), &mut rng)).unwrap();
+    assert_eq!(again, Begun::Unresolved(record.clone()));
+
+    record.state = IntentState::Succeeded;
+    block_on(journal.save(&mut record, NOW + 2)).unwrap();
+    let replay =
+        block_on(journal.begin(NOW + 3, intent(Some("pay-42"), "a1", 5), &mut rng)).unwrap();
+    assert_eq!(replay, Begun::Settled(record.clone()));
+
+    let reused = block_on(journal.begin(NOW + 4, intent(Some("pay-42"), "a1", 6), &mut rng));
+    assert_eq!(
+        reused,
+        Err(JournalError::IntentKeyReused {
+            intent_key: "pay-42".into(),
+            request_id: record.request_id.clone()
+        })
+    );
+    assert_eq!(
+        block_on(journal.find("pay-42")).unwrap(),
+        Some(record.clone())
+    );
+    assert_eq!(
+        block_on(journal.find(&record.intent_id)).unwrap(),
+        Some(record)
+    );
+}
+
+#[test]
+fn a_keyed_intent_keeps_its_request_id_and_aggregate_id_when_storage_is_lost() {
+    let mut rng = SeededRandom::new(4);
+    let before = block_on(Journal::new(MemoryStore::new(), "n").begin(
+        NOW,
+        create_intent(Some("signup")),
+        &mut rng,
+    ))
+    .unwrap();
+    let after = block_on(Journal::new(MemoryStore::new(), "n").begin(
+        NOW + 9,
+        create_intent(Some("signup")),
+        &mut rng,
+    ))
+    .unwrap();
+    assert_eq!(before.record().request_id, after.record().request_id);
+    assert_eq!(
+        before.record().aggregate.aggregate_id,
+        after.record().aggregate.aggregate_id
+    );
+    assert!(!before.record().aggregate.aggregate_id.is_empty());
+    // Another namespace is another intent.
+    let elsewhere = block_on(Journal::new(MemoryStore::new(), "m").begin(
+        NOW,
+        create_intent(Some("signup")),
+        &mut rng,
+    ))
+    .unwrap();
+    assert_ne!(elsewhere.record().request_id, before.record().request_id);
+}
+
+#[test]
+fn creates_get_a_client_side_id_and_other_commands_need_one() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut rng = SeededRandom::new(5);
+    let created = block_on(journal.begin(NOW, create_intent(None), &mut rng)).unwrap();
+    let id = &created.record().aggregate.aggregate_id;
+    assert_eq!(id.len(), 36);
+    assert_eq!(created.record().confirm_query().aggregate_id, *id);
+    assert_eq!(
+        created.record().confirm_query().request_id,
+        created.record().request_id
+    );
+    let missing = block_on(journal.begin(NOW, intent(None, "", 1), &mut rng));
+    assert_eq!(missing, Err(JournalError::MissingAggregateId));
+}
+
+#[test]
+fn saves_are_compare_and_swap() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let begun =
+        block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(6))).unwrap();
+    let mut mine = begun.record().clone();
+    let mut theirs = mine.clone();
+    mine.state = IntentState::Sending;
+    block_on(journal.save(&mut mine, NOW + 1)).unwrap();
+    assert_eq!(mine.revision, 2);
+    theirs.state = IntentState::Unknown;
+    let lost = block_on(journal.save(&mut theirs, NOW + 2));
+    assert_eq!(
+        lost,
+        Err(JournalError::Storage(StoreError::Conflict {
+            current: Some(2)
+        }))
+    );
+    assert_eq!(
+        theirs.updated_at, NOW,
+        "a failed save leaves the record as it was"
+    );
+    let stored = block_on(journal.find(&mine.intent_id)).unwrap().unwrap();
+    assert_eq!(stored.state, IntentState::Sending);
+}
+
+/// A store whose writes fail, as a full or blocked storage does.
+struct FailingStore(Unavailable);
+
+impl IntentStore for FailingStore {
+    async fn get(&self, _: &str, _: &str) -> Result<Option<IntentRecord>, StoreError> {
+        Ok(None)
+    }
+    async fn put(&self, _: &IntentRecord) -> Result<u64, StoreError> {
+        Err(StoreError::Unavailable {
+            kind: self.0,
+            detail: "QuotaExceededError: the quota has been exceeded".into(),
+        })
+    }
+    async fn delete(&self, _: &str, _: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn list(&self, _: &str) -> Result<Listing, StoreError> {
+        Ok(Listing::default())
+    }
+}
+
+#[test]
+fn failing_storage_refuses_the_intent() {
+    let journal = Journal::new(FailingStore(Unavailable::QuotaExceeded), "n");
+    let result = block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(7)));
+    match result {
+        Err(JournalError::Storage(StoreError::Unavailable { kind, .. })) => {
+            assert_eq!(kind, Unavailable::QuotaExceeded)
+        }
+        other => panic!("expected a storage refusal, got {other:?}"),
+    }
+}
+
+/// A store where another tab wins the race to create the same key.
+struct RacingStore {
+    inner: MemoryStore,
+    winner: IntentRecord,
+}
+
+impl IntentStore for RacingStore {
+    async fn get(&self, ns: &str, id: &str) -> Result<Option<IntentRecord>, StoreError> {
+        self.inner.get(ns, id).await
+    }
+    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+        if record.revision == 0
+            && self
+                .inner
+                .get(&record.namespace, &record.intent_id)
+                .await?
+                .is_none()
+        {
+            self.inner.put(&self.winner).await?;
+        }
+        self.inner.put(record).await
+    }
+    async fn delete(&self, ns: &str, id: &str) -> Result<(), StoreError> {
+        self.inner.delete(ns, id).await
+    }
+    async fn list(&self, ns: &str) -> Result<Listing, StoreError> {
+        self.inner.list(ns).await
+    }
+}
+
+#[test]
+fn losing_the_race_to_create_a_key_yields_the_winners_intent() {
+    let template = Journal::new(MemoryStore::new(), "n");
+    let winner =
+        block_on(template.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(8)))
+            .unwrap()
+            .record()
+            .clone();
+    let mut winner_as_new = winner.clone();
+    winner_as_new.revision = 0;
+    winner_as_new.created_at = NOW - 5;
+    let journal = Journal::new(
+        RacingStore {
+            inner: MemoryStore::new(),
+            winner: winner_as_new,
+        },
+        "n",
+    );
+    let begun =
+        block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(9))).unwrap();
+    let Begun::Unresolved(found) = begun else {
+        panic!("the winner's intent")
+    };
+    assert_eq!(found.created_at, NOW - 5);
+    assert_eq!(found.request_id, winner.request_id);
+}
+
+#[test]
+fn retention_prunes_only_old_settled_intents() {
+    let journal = Journal::new(MemoryStore::new(), "n").with_retention(7 * DAY);
+    let mut rng = SeededRandom::new(10);
+    let mut records = Vec::new();
+    for state in IntentState::ALL {
+        let mut r = block_on(journal.begin(NOW, intent(None, "a", 1), &mut rng))
+            .unwrap()
+            .record()
+            .clone();
+        r.state = state;
+        block_on(journal.save(&mut r, NOW)).unwrap();
+        records.push(r);
+    }
+    assert_eq!(block_on(journal.prune(NOW + 6 * DAY)).unwrap(), 0);
+    assert_eq!(block_on(journal.prune(NOW + 8 * DAY)).unwrap(), 3);
+    let mut left: Vec<IntentState> = block_on(journal.list())
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| r.state)
+        .collect();
+    left.sort_by_key(|s| IntentState::ALL.iter().position(|x| x == s));
+    assert_eq!(
+        left,
+        [
+            IntentState::Pending,
+            IntentState::Sending,
+            IntentState::Unknown,
+            IntentState::Escalated
+        ]
+    );
+    assert_eq!(
+        block_on(journal.prune(NOW + 400 * DAY)).unwrap(),
+        0,
+        "unknown and escalated stay"
+    );
+}
+
+#[test]
+fn clear_removes_one_namespace_only() {
+    let store = MemoryStore::new();
+    let mut rng = SeededRandom::new(11);
+    let a = Journal::new(store, "alice");
+    block_on(a.begin(NOW, intent(None, "x", 1), &mut rng)).unwrap();
+    block_on(a.begin(NOW, intent(None, "y", 1), &mut rng)).unwrap();
+    let b = Journal::new(a.into_store(), "bob");
+    block_on(b.begin(NOW, intent(None, "x", 1), &mut rng)).unwrap();
+    let a = Journal::new(b.into_store(), "alice");
+    assert_eq!(block_on(a.clear()).unwrap(), 2);
+    assert!(block_on(a.list()).unwrap().records.is_empty());
+    let b = Journal::new(a.into_store(), "bob");
+    assert_eq!(block_on(b.list()).unwrap().records.len(), 1);
+}
+
+#[test]
+fn records_round_trip_and_the_schema_is_checked_on_read() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut r = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(12)))
+        .unwrap()
+        .record()
+        .clone();
+    r.attempts.push(Attempt {
+        number: 1,
+        sent_at: NOW,
+        command_id: Some("0V3o".into()),
+        ended_at: Some(NOW + 30_000),
+        outcome: Some(AttemptOutcome::Unknown("timeout".into())),
+    });
+    r.state = IntentState::Unknown;
+    r.reason = Some("caller timeout".into());
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.starts_with("{\"schemaVersion\":1,"));
+    assert_eq!(decode_json_text(&text).unwrap(), r);
+
+    let future = text.replace("\"schemaVersion\":1", "\"schemaVersion\":9");
+    assert_eq!(decode_json_text(&future), Err(RecordError::FutureSchema(9)));
+    let unversioned = text.replace("\"schemaVersion\":1,", "");
+    assert!(matches!(
+        decode_json_text(&unversioned),
+        Err(RecordError::Corrupt(_))
+    ));
+    assert!(matches!(
+        decode_json_text("{not json"),
+        Err(RecordError::Corrupt(_))
+    ));
+    let damaged = text.replace("\"state\":\"unknown\"", "\"state\":\"lost\"");
+    assert!(matches!(
+        decode_json_text(&damaged),
+        Err(RecordError::Corrupt(_))
+    ));
+}
