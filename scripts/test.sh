@@ -29,8 +29,8 @@ suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D wa
 suite native         cargo test -p wow-command-client --all-features
 suite gateway        cargo test -p wow-test-gateway
 suite wasm-chromium  "${WASM_RUNNER[@]}" WASM_BINDGEN_USE_BROWSER=1 \
-                     cargo test --target wasm32-unknown-unknown --lib
-suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib
+                     cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter
+suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib --test storage_adapter
 
 printf '\n=== summary\n'
 printf '%s\n' "${summary[@]}"

@@ -17,6 +17,8 @@
 #![forbid(unsafe_code)]
 
 pub mod core;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

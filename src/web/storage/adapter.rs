@@ -1,0 +1,134 @@
+//! A caller-supplied async adapter, for edge KV stores and the like:
+//!
+//! ```js
+//! {
+//!   async get(key)            // → string | null
+//!   async set(key, value)     // value: string
+//!   async delete(key)
+//!   async list(prefix)        // → [key, …] or [[key, value], …]
+//!   async compareAndSet(key, expectedRevision, value)  // optional → boolean
+//! }
+//! ```
+//!
+//! With `compareAndSet` (a Durable Object, a database row), writes are
+//! atomic compare-and-swaps. Without it, a write reads, compares and writes:
+//! two writers racing on one intent could both succeed, so the per-intent
+//! lock (or the runtime's single-writer guarantee) must keep one driver per
+//! intent. Eventually consistent KV stores can also return a stale read.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::text_kv::{TextKv, TextStore};
+use super::{settle, unavailable};
+use crate::core::journal::{StoreError, Unavailable};
+use crate::web::JsFailure;
+
+/// Intent storage through a caller's adapter.
+pub type AdapterStore = TextStore<AdapterKv>;
+
+/// A JS adapter object as a [`TextKv`].
+#[derive(Debug)]
+pub struct AdapterKv {
+    raw: js_sys::Object,
+}
+
+fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
+    js_sys::Reflect::get(raw, &JsValue::from_str(name))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+}
+
+/// Wraps an adapter object, checking it has the required methods.
+pub fn open(raw: js_sys::Object) -> Result<AdapterStore, StoreError> {
+    for name in ["get", "set", "delete", "list"] {
+        if method(&raw, name).is_none() {
+            return Err(StoreError::Unavailable {
+                kind: Unavailable::Missing,
+                detail: format!("the storage adapter has no `{name}` method"),
+            });
+        }
+    }
+    Ok(TextStore::new(AdapterKv { raw }))
+}
+
+impl AdapterKv {
+    /// Whether writes are atomic compare-and-swaps.
+    pub fn is_atomic(&self) -> bool {
+        method(&self.raw, "compareAndSet").is_some()
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        args: &[JsValue],
+        writing: bool,
+    ) -> Result<JsValue, StoreError> {
+        let f = method(&self.raw, name).ok_or_else(|| StoreError::Unavailable {
+            kind: Unavailable::Missing,
+            detail: format!("the storage adapter has no `{name}` method"),
+        })?;
+        let array: js_sys::Array = args.iter().collect();
+        let result = f
+            .apply(&self.raw, &array)
+            .map_err(|e| unavailable(JsFailure::from(e), writing))?;
+        settle(js_sys::Promise::resolve(&result), writing).await
+    }
+}
+
+fn not_a(what: &str, call: String) -> StoreError {
+    StoreError::Unavailable {
+        kind: Unavailable::ReadFailed,
+        detail: format!("the adapter's {call} did not return {what}"),
+    }
+}
+
+impl TextKv for AdapterKv {
+    async fn read(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let v = self.call("get", &[key.into()], false).await?;
+        if v.is_null() || v.is_undefined() {
+            return Ok(None);
+        }
+        v.as_string()
+            .map(Some)
+            .ok_or_else(|| not_a("a string", format!("get({key})")))
+    }
+
+    async fn write(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.call("set", &[key.into(), value.into()], true)
+            .await
+            .map(drop)
+    }
+
+    async fn remove(&self, key: &str) -> Result<(), StoreError> {
+        self.call("delete", &[key.into()], true).await.map(drop)
+    }
+
+    async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        let found = self.call("list", &[prefix.into()], false).await?;
+        let entries: js_sys::Array = found
+            .dyn_into()
+            .map_err(|_| not_a("an array", format!("list({prefix})")))?;
+        Ok(entries
+            .iter()
+            .filter_map(|entry| match entry.dyn_ref::<js_sys::Array>() {
+                Some(pair) => Some((pair.get(0).as_string()?, pair.get(1).as_string())),
+                None => Some((entry.as_string()?, None)),
+            })
+            .filter(|(key, _)| key.starts_with(prefix))
+            .collect())
+    }
+
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &str,
+    ) -> Result<Option<bool>, StoreError> {
+        if !self.is_atomic() {
+            return Ok(None);
+        }
+        let args = [key.into(), (expected as f64).into(), value.into()];
+        let swapped = self.call("compareAndSet", &args, true).await?;
+        Ok(Some(swapped.as_bool() == Some(true)))
+    }
+}

@@ -1,0 +1,170 @@
+//! IndexedDB, the default in browsers: one database per namespace, every
+//! operation one transaction (in `idb.js`), writes with strict durability.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use wasm_bindgen::prelude::*;
+
+use super::{record_from_js, record_to_js, settle};
+use crate::core::journal::{
+    IntentRecord, IntentStore, Listing, Quarantined, RecordError, StoreError,
+};
+
+#[wasm_bindgen(module = "/src/web/storage/idb.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = idbOpen)]
+    fn idb_open(name: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbGet)]
+    fn idb_get(db: &JsValue, key: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbCas)]
+    fn idb_cas(db: &JsValue, key: &str, expected: f64, value: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbDelete)]
+    fn idb_delete(db: &JsValue, key: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbEntries)]
+    fn idb_entries(db: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbQuarantine)]
+    fn idb_quarantine(db: &JsValue, key: &str, value: &JsValue, reason: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbQuarantineKeys)]
+    fn idb_quarantine_keys(db: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbDeleteDatabase)]
+    fn idb_delete_database(name: &str) -> js_sys::Promise;
+}
+
+/// The database name of a namespace.
+pub fn database_name(namespace: &str) -> String {
+    format!("wow-command-client/{namespace}")
+}
+
+/// The IndexedDB backend; connections are opened per namespace on first use.
+#[derive(Debug, Default)]
+pub struct IndexedDbStore {
+    connections: RefCell<HashMap<String, JsValue>>,
+}
+
+impl IndexedDbStore {
+    /// A store that opens its databases lazily.
+    pub fn new() -> IndexedDbStore {
+        IndexedDbStore::default()
+    }
+
+    async fn db(&self, namespace: &str) -> Result<JsValue, StoreError> {
+        if let Some(db) = self.connections.borrow().get(namespace) {
+            return Ok(db.clone());
+        }
+        let db = settle(idb_open(&database_name(namespace)), false).await?;
+        self.connections
+            .borrow_mut()
+            .insert(namespace.to_owned(), db.clone());
+        Ok(db)
+    }
+
+    /// Deletes a namespace's whole database (sign-out).
+    pub async fn delete_database(&self, namespace: &str) -> Result<(), StoreError> {
+        if let Some(db) = self.connections.borrow_mut().remove(namespace) {
+            let _ = js_sys::Reflect::get(&db, &"close".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+                .map(|close| close.call0(&db));
+        }
+        settle(idb_delete_database(&database_name(namespace)), true).await?;
+        Ok(())
+    }
+}
+
+impl IntentStore for IndexedDbStore {
+    async fn get(
+        &self,
+        namespace: &str,
+        intent_id: &str,
+    ) -> Result<Option<IntentRecord>, StoreError> {
+        let db = self.db(namespace).await?;
+        let value = settle(idb_get(&db, intent_id), false).await?;
+        if value.is_null() {
+            return Ok(None);
+        }
+        match record_from_js(value.clone()) {
+            Ok(record) => Ok(Some(record)),
+            Err(reason) => {
+                quarantine(&db, intent_id, &value, &reason).await?;
+                Err(StoreError::Unavailable {
+                    kind: crate::core::journal::Unavailable::ReadFailed,
+                    detail: format!("{namespace}/{intent_id}: {reason}"),
+                })
+            }
+        }
+    }
+
+    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+        let db = self.db(&record.namespace).await?;
+        let next = super::next_revision(record);
+        let value = record_to_js(&next)?;
+        let found = settle(
+            idb_cas(&db, &record.intent_id, record.revision as f64, &value),
+            true,
+        )
+        .await?;
+        if found.is_null() {
+            return Ok(next.revision);
+        }
+        let found = found.as_f64().unwrap_or(-1.0);
+        Err(StoreError::Conflict {
+            current: (found >= 0.0).then_some(found as u64),
+        })
+    }
+
+    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
+        let db = self.db(namespace).await?;
+        settle(idb_delete(&db, intent_id), true).await?;
+        Ok(())
+    }
+
+    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+        let db = self.db(namespace).await?;
+        let entries: js_sys::Array = settle(idb_entries(&db), false).await?.unchecked_into();
+        let mut listing = Listing::default();
+        for entry in entries.iter() {
+            let entry: js_sys::Array = entry.unchecked_into();
+            let key = entry.get(0).as_string().unwrap_or_default();
+            let value = entry.get(1);
+            match record_from_js(value.clone()) {
+                Ok(record) => listing.records.push(record),
+                Err(reason) => {
+                    quarantine(&db, &key, &value, &reason).await?;
+                    listing.quarantined.push(Quarantined {
+                        key: format!("{namespace}/{key}"),
+                        reason,
+                    });
+                }
+            }
+        }
+        let aside: js_sys::Array = settle(idb_quarantine_keys(&db), false)
+            .await?
+            .unchecked_into();
+        for key in aside.iter().filter_map(|k| k.as_string()) {
+            let key = format!("{namespace}/{key}");
+            if !listing.quarantined.iter().any(|q| q.key == key) {
+                listing.quarantined.push(Quarantined {
+                    key,
+                    reason: RecordError::Corrupt("quarantined earlier".into()),
+                });
+            }
+        }
+        Ok(listing)
+    }
+}
+
+/// Moves an unreadable entry into the `quarantine` store (a record from a
+/// newer build is left where it is).
+async fn quarantine(
+    db: &JsValue,
+    key: &str,
+    value: &JsValue,
+    reason: &RecordError,
+) -> Result<(), StoreError> {
+    if matches!(reason, RecordError::FutureSchema(_)) {
+        return Ok(());
+    }
+    settle(idb_quarantine(db, key, value, &reason.to_string()), true).await?;
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! Intent storage backends for browsers and edge runtimes, all meeting the
+//! core's [`IntentStore`] contract: IndexedDB (the default in browsers),
+//! localStorage, a caller-supplied async adapter (edge KV), and memory by
+//! explicit opt-in.
+//!
+//! Unavailable, blocked, full or failing storage is a typed
+//! [`StoreError::Unavailable`]: the send refuses before anything goes on
+//! the wire. Unreadable entries are moved to a quarantine area and reported
+//! by `list`, never dropped silently.
+
+pub mod adapter;
+pub mod indexed_db;
+pub mod local;
+pub mod text_kv;
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::JsFailure;
+use crate::core::journal::record::check_schema;
+use crate::core::journal::{
+    IntentRecord, IntentStore, Listing, MemoryStore, RecordError, StoreError, Unavailable,
+};
+
+pub use adapter::AdapterStore;
+pub use indexed_db::IndexedDbStore;
+pub use local::LocalStorageStore;
+
+/// Maps a JS exception to the way storage is unavailable.
+pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
+    let kind = match failure.name.as_str() {
+        "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED" => Unavailable::QuotaExceeded,
+        "SecurityError" | "InvalidStateError" | "NotAllowedError" | "UnknownError" => {
+            Unavailable::Blocked
+        }
+        "NotSupportedError" | "ReferenceError" => Unavailable::Missing,
+        _ if writing => Unavailable::WriteFailed,
+        _ => Unavailable::ReadFailed,
+    };
+    StoreError::Unavailable {
+        kind,
+        detail: failure.to_string(),
+    }
+}
+
+/// A record as a plain JS object (objects, not Maps; integers as numbers).
+pub fn record_to_js(record: &IntentRecord) -> Result<JsValue, StoreError> {
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    serde::Serialize::serialize(record, &serializer).map_err(|e| StoreError::Unavailable {
+        kind: Unavailable::WriteFailed,
+        detail: e.to_string(),
+    })
+}
+
+/// A record from a stored JS value, through the schema check.
+pub fn record_from_js(value: JsValue) -> Result<IntentRecord, RecordError> {
+    if !value.is_object() {
+        return Err(RecordError::Corrupt("not an object".into()));
+    }
+    let version = js_sys::Reflect::get(&value, &JsValue::from_str("schemaVersion"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .filter(|v| v.fract() == 0.0 && *v >= 0.0)
+        .map(|v| v as u64);
+    check_schema(version)?;
+    serde_wasm_bindgen::from_value(value).map_err(|e| RecordError::Corrupt(e.to_string()))
+}
+
+/// A record as JSON text (localStorage, adapters).
+pub fn record_to_text(record: &IntentRecord) -> Result<String, StoreError> {
+    let value = record_to_js(record)?;
+    js_sys::JSON::stringify(&value)
+        .map(String::from)
+        .map_err(|e| unavailable(e.into(), true))
+}
+
+/// A record from JSON text.
+pub fn record_from_text(text: &str) -> Result<IntentRecord, RecordError> {
+    let value = js_sys::JSON::parse(text)
+        .map_err(|e| RecordError::Corrupt(JsFailure::from(e).to_string()))?;
+    record_from_js(value)
+}
+
+/// The record to store for a compare-and-swap `put`: one revision on.
+pub(crate) fn next_revision(record: &IntentRecord) -> IntentRecord {
+    let mut next = record.clone();
+    next.revision += 1;
+    next
+}
+
+/// Awaits a promise, mapping a rejection to a storage error.
+pub(crate) async fn settle(promise: js_sys::Promise, writing: bool) -> Result<JsValue, StoreError> {
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(|e| unavailable(e.into(), writing))
+}
+
+/// Any backend, chosen at run time by the client's `storage` option.
+#[derive(Debug)]
+pub enum AnyStore {
+    /// In-memory (explicit opt-in).
+    Memory(MemoryStore),
+    /// localStorage.
+    Local(LocalStorageStore),
+    /// IndexedDB.
+    Indexed(IndexedDbStore),
+    /// A caller's adapter.
+    Adapter(AdapterStore),
+}
+
+impl AnyStore {
+    /// Opens a backend by name (`indexedDB`, `localStorage`, `memory`) or
+    /// wraps an adapter object.
+    pub fn open(storage: &JsValue) -> Result<AnyStore, StoreError> {
+        match storage.as_string().as_deref() {
+            None if storage.is_undefined() || storage.is_null() => {
+                Ok(AnyStore::Indexed(IndexedDbStore::new()))
+            }
+            Some("indexedDB") => Ok(AnyStore::Indexed(IndexedDbStore::new())),
+            Some("localStorage") => local::open().map(AnyStore::Local),
+            Some("memory") => Ok(AnyStore::Memory(MemoryStore::new())),
+            Some(other) => Err(StoreError::Unavailable {
+                kind: Unavailable::Missing,
+                detail: format!(
+                    "unknown storage `{other}`: use 'indexedDB', 'localStorage', 'memory' or an adapter"
+                ),
+            }),
+            None => adapter::open(storage.clone().unchecked_into()).map(AnyStore::Adapter),
+        }
+    }
+}
+
+macro_rules! each_backend {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call,
+            AnyStore::Local($store) => $call,
+            AnyStore::Indexed($store) => $call,
+            AnyStore::Adapter($store) => $call,
+        }
+    };
+}
+
+impl IntentStore for AnyStore {
+    async fn get(
+        &self,
+        namespace: &str,
+        intent_id: &str,
+    ) -> Result<Option<IntentRecord>, StoreError> {
+        each_backend!(self, s => s.get(namespace, intent_id).await)
+    }
+    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+        each_backend!(self, s => s.put(record).await)
+    }
+    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
+        each_backend!(self, s => s.delete(namespace, intent_id).await)
+    }
+    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+        each_backend!(self, s => s.list(namespace).await)
+    }
+}

@@ -1,0 +1,159 @@
+//! Intent storage over any string key-value store (localStorage, a caller's
+//! adapter): one implementation of the key layout, compare-and-swap and
+//! quarantine for both.
+
+use super::{next_revision, record_from_text, record_to_text};
+use crate::core::journal::record::record_key;
+use crate::core::journal::{
+    IntentRecord, IntentStore, Listing, Quarantined, RecordError, StoreError, Unavailable,
+};
+
+/// Records live under `wow-intents/<namespace>/<intentId>`.
+pub const PREFIX: &str = "wow-intents/";
+/// Unreadable entries are moved under `wow-intents-quarantine/…`.
+pub const QUARANTINE: &str = "wow-intents-quarantine/";
+
+/// A string key-value store.
+#[allow(async_fn_in_trait)]
+pub trait TextKv {
+    /// The value of `key`.
+    async fn read(&self, key: &str) -> Result<Option<String>, StoreError>;
+    /// Sets `key`.
+    async fn write(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    /// Removes `key`.
+    async fn remove(&self, key: &str) -> Result<(), StoreError>;
+    /// The entries under `prefix`; a value may be left out (`None`) and is then read.
+    async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<String>)>, StoreError>;
+    /// An atomic compare-and-swap of the stored revision, where the store has
+    /// one: `Some(swapped)`; `None` when it has not.
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &str,
+    ) -> Result<Option<bool>, StoreError>;
+}
+
+/// Intent storage over a [`TextKv`].
+#[derive(Debug)]
+pub struct TextStore<K> {
+    kv: K,
+}
+
+impl<K: TextKv> TextStore<K> {
+    /// Wraps a key-value store.
+    pub fn new(kv: K) -> TextStore<K> {
+        TextStore { kv }
+    }
+
+    /// The wrapped store.
+    pub fn kv(&self) -> &K {
+        &self.kv
+    }
+
+    /// Moves an unreadable entry aside; a record from a newer build stays put.
+    async fn quarantine(
+        &self,
+        key: &str,
+        text: &str,
+        reason: &RecordError,
+    ) -> Result<(), StoreError> {
+        if matches!(reason, RecordError::FutureSchema(_)) {
+            return Ok(());
+        }
+        let aside = format!("{QUARANTINE}{}", key.strip_prefix(PREFIX).unwrap_or(key));
+        self.kv.write(&aside, text).await?;
+        self.kv.remove(key).await
+    }
+}
+
+fn key_of(namespace: &str, intent_id: &str) -> String {
+    format!("{PREFIX}{}", record_key(namespace, intent_id))
+}
+
+impl<K: TextKv> IntentStore for TextStore<K> {
+    async fn get(
+        &self,
+        namespace: &str,
+        intent_id: &str,
+    ) -> Result<Option<IntentRecord>, StoreError> {
+        let key = key_of(namespace, intent_id);
+        let Some(text) = self.kv.read(&key).await? else {
+            return Ok(None);
+        };
+        match record_from_text(&text) {
+            Ok(record) => Ok(Some(record)),
+            Err(reason) => {
+                self.quarantine(&key, &text, &reason).await?;
+                Err(StoreError::Unavailable {
+                    kind: Unavailable::ReadFailed,
+                    detail: format!("{key}: {reason}"),
+                })
+            }
+        }
+    }
+
+    /// Without an atomic compare-and-swap in the store, this reads, compares
+    /// and writes. Over a synchronous store (localStorage) nothing runs in
+    /// between within a tab; across tabs and workers the intent's lock
+    /// keeps one writer.
+    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+        let key = key_of(&record.namespace, &record.intent_id);
+        let next = next_revision(record);
+        let text = record_to_text(&next)?;
+        match self
+            .kv
+            .compare_and_set(&key, record.revision, &text)
+            .await?
+        {
+            Some(true) => return Ok(next.revision),
+            Some(false) => return Err(StoreError::Conflict { current: None }),
+            None => {}
+        }
+        let current = self
+            .kv
+            .read(&key)
+            .await?
+            .map(|stored| record_from_text(&stored).map_or(u64::MAX, |r| r.revision));
+        if current.unwrap_or(0) != record.revision {
+            return Err(StoreError::Conflict { current });
+        }
+        self.kv.write(&key, &text).await?;
+        Ok(next.revision)
+    }
+
+    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
+        self.kv.remove(&key_of(namespace, intent_id)).await
+    }
+
+    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+        let mut listing = Listing::default();
+        for (key, _) in self
+            .kv
+            .entries(&format!("{QUARANTINE}{namespace}/"))
+            .await?
+        {
+            listing.quarantined.push(Quarantined {
+                key,
+                reason: RecordError::Corrupt("quarantined earlier".into()),
+            });
+        }
+        for (key, text) in self.kv.entries(&format!("{PREFIX}{namespace}/")).await? {
+            let text = match text {
+                Some(t) => t,
+                None => match self.kv.read(&key).await? {
+                    Some(t) => t,
+                    None => continue,
+                },
+            };
+            match record_from_text(&text) {
+                Ok(record) => listing.records.push(record),
+                Err(reason) => {
+                    self.quarantine(&key, &text, &reason).await?;
+                    listing.quarantined.push(Quarantined { key, reason });
+                }
+            }
+        }
+        Ok(listing)
+    }
+}

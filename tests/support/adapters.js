@@ -1,0 +1,28 @@
+// JS adapters for the storage tests: a Map-backed KV store (optionally with
+// compareAndSet) and one whose writes fail like a full or broken store.
+
+export function memoryAdapter(atomic) {
+  const m = new Map();
+  const a = {
+    raw: m,
+    async get(k) { return m.has(k) ? m.get(k) : null; },
+    async set(k, v) { m.set(k, v); },
+    async delete(k) { m.delete(k); },
+    async list(p) { return [...m.entries()].filter(([k]) => k.startsWith(p)); },
+  };
+  if (atomic) {
+    a.compareAndSet = async (k, expected, v) => {
+      const current = m.has(k) ? JSON.parse(m.get(k)).revision : 0;
+      if (current !== expected) return false;
+      m.set(k, v);
+      return true;
+    };
+  }
+  return a;
+}
+export function adapterRawSet(adapter, k, v) { adapter.raw.set(k, v); }
+export function adapterRawHas(adapter, k) { return adapter.raw.has(k); }
+export function failingAdapter(name) {
+  const fail = async () => { const e = new Error("simulated failure"); e.name = name; throw e; };
+  return { get: async () => null, set: fail, delete: fail, list: async () => [] };
+}

@@ -1,0 +1,110 @@
+//! Shared by the wasm storage tests: JS adapters, an intent, and the
+//! journal contract every backend must meet.
+#![allow(dead_code)]
+
+use wasm_bindgen::prelude::*;
+use wow_command_client::core::journal::{
+    AggregateIdentity, Begun, CommandSpec, IntentState, Journal, JournalError, NewIntent,
+    SeededRandom, StoreError, WaitSpec,
+};
+use wow_command_client::core::protocol::{CommandStage, JsonValue};
+use wow_command_client::web::storage::AnyStore;
+
+#[wasm_bindgen(module = "/tests/support/adapters.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = memoryAdapter)]
+    pub fn memory_adapter(atomic: bool) -> JsValue;
+    #[wasm_bindgen(js_name = adapterRawSet)]
+    pub fn adapter_raw_set(adapter: &JsValue, key: &str, value: &str);
+    #[wasm_bindgen(js_name = adapterRawHas)]
+    pub fn adapter_raw_has(adapter: &JsValue, key: &str) -> bool;
+    #[wasm_bindgen(js_name = failingAdapter)]
+    pub fn failing_adapter(name: &str) -> JsValue;
+}
+
+pub const NOW: i64 = 1_764_297_052_692;
+
+pub fn intent(key: Option<&str>, id: &str) -> NewIntent {
+    NewIntent {
+        intent_key: key.map(str::to_owned),
+        aggregate: AggregateIdentity {
+            resource: "account".into(),
+            aggregate_id: id.into(),
+            ..AggregateIdentity::default()
+        },
+        command: CommandSpec {
+            method: "PUT".into(),
+            path: format!("/account/{id}/lock_amount"),
+            body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(5))]),
+            expected_version: None,
+            create: false,
+            wait: WaitSpec {
+                stage: CommandStage::Snapshot,
+                context: None,
+                processor: None,
+                function: None,
+                tail_stage: None,
+                timeout_ms: 5_000,
+            },
+            headers: vec![("Command-Header-trace".into(), "t1".into())],
+        },
+    }
+}
+
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", js_sys::Math::random().to_bits())
+}
+
+/// Begin, reload (a fresh store over the same storage), save, CAS conflict,
+/// keyed replay: the journal contract over one backend.
+pub async fn journal_contract(open: impl Fn() -> AnyStore) {
+    let ns = unique("ns");
+    let mut rng = SeededRandom::new(1);
+    let journal = Journal::new(open(), &ns);
+    let Begun::Created(mut record) = journal
+        .begin(NOW, intent(Some("k1"), "a1"), &mut rng)
+        .await
+        .unwrap()
+    else {
+        panic!("created")
+    };
+    // "Reload": a new store instance finds the record and its requestId.
+    let reloaded = Journal::new(open(), &ns);
+    let found = reloaded
+        .find("k1")
+        .await
+        .unwrap()
+        .expect("found after reload");
+    assert_eq!(found, record);
+    assert_eq!(reloaded.unresolved().await.unwrap().len(), 1);
+    // The same key again: the same unresolved intent.
+    let again = reloaded
+        .begin(NOW + 1, intent(Some("k1"), "a1"), &mut rng)
+        .await
+        .unwrap();
+    assert_eq!(again, Begun::Unresolved(record.clone()));
+    // Compare-and-swap.
+    let mut stale = record.clone();
+    record.state = IntentState::Sending;
+    journal.save(&mut record, NOW + 2).await.unwrap();
+    stale.state = IntentState::Unknown;
+    assert!(matches!(
+        reloaded.save(&mut stale, NOW + 3).await,
+        Err(JournalError::Storage(StoreError::Conflict { .. }))
+    ));
+    record.state = IntentState::Succeeded;
+    journal.save(&mut record, NOW + 4).await.unwrap();
+    let replay = reloaded
+        .begin(NOW + 5, intent(Some("k1"), "a1"), &mut rng)
+        .await
+        .unwrap();
+    assert_eq!(replay, Begun::Settled(record.clone()));
+    // Prune after the window; then clear.
+    assert_eq!(journal.prune(NOW + 8 * 86_400_000).await.unwrap(), 1);
+    journal
+        .begin(NOW, intent(None, "a2"), &mut rng)
+        .await
+        .unwrap();
+    assert_eq!(journal.clear().await.unwrap(), 1);
+    assert!(journal.list().await.unwrap().records.is_empty());
+}

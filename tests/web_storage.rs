@@ -1,0 +1,186 @@
+//! Intent storage in a real browser: IndexedDB, localStorage, quarantine,
+//! a full storage, Web Locks and BroadcastChannel.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use support::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+use wow_command_client::core::journal::{
+    IntentStore, Journal, JournalError, SeededRandom, StoreError, Unavailable,
+};
+use wow_command_client::web::locks::{try_lock, Announcer, LockAttempt};
+use wow_command_client::web::storage::{indexed_db, AnyStore, IndexedDbStore};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen(inline_js = r#"
+export function breakSetItem() {
+  const original = Storage.prototype.setItem;
+  Storage.prototype.setItem = function () {
+    throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+  };
+  return () => { Storage.prototype.setItem = original; };
+}
+export function idbRawPut(name, key, value) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(name);
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const t = db.transaction(["intents"], "readwrite");
+      t.objectStore("intents").put(value, key);
+      t.oncomplete = () => { db.close(); resolve(); };
+      t.onerror = () => reject(t.error);
+    };
+  });
+}
+export function nextMessage(channelName) {
+  return new Promise((resolve) => {
+    const c = new BroadcastChannel(channelName);
+    c.onmessage = (e) => { c.close(); resolve(e.data); };
+  });
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = breakSetItem)]
+    fn break_set_item() -> js_sys::Function;
+    #[wasm_bindgen(js_name = idbRawPut)]
+    fn idb_raw_put(name: &str, key: &str, value: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = nextMessage)]
+    fn next_message(channel: &str) -> js_sys::Promise;
+}
+
+#[wasm_bindgen_test]
+async fn indexed_db_meets_the_contract() {
+    journal_contract(|| AnyStore::open(&"indexedDB".into()).unwrap()).await;
+}
+
+#[wasm_bindgen_test]
+async fn local_storage_meets_the_contract() {
+    journal_contract(|| AnyStore::open(&"localStorage".into()).unwrap()).await;
+}
+
+#[wasm_bindgen_test]
+fn unknown_storage_names_and_incomplete_adapters_are_refused() {
+    let err = AnyStore::open(&"sessionStorage".into()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Unavailable {
+                kind: Unavailable::Missing,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let incomplete = js_sys::Object::new();
+    let err = AnyStore::open(&incomplete).unwrap_err();
+    assert!(err.to_string().contains("`get`"), "{err}");
+}
+
+#[wasm_bindgen_test]
+async fn a_full_local_storage_refuses_before_sending() {
+    let restore = break_set_item();
+    let journal = Journal::new(
+        AnyStore::open(&"localStorage".into()).unwrap(),
+        &unique("full"),
+    );
+    let result = journal
+        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(3))
+        .await;
+    restore.call0(&JsValue::NULL).unwrap();
+    let err = result.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            JournalError::Storage(StoreError::Unavailable {
+                kind: Unavailable::QuotaExceeded,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    assert!(
+        journal.list().await.unwrap().records.is_empty(),
+        "nothing was stored"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn corrupt_indexed_db_records_are_quarantined_and_reported() {
+    // IndexedDB.
+    let ns = unique("qi");
+    let store = IndexedDbStore::new();
+    let journal = Journal::new(store, &ns);
+    journal
+        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(5))
+        .await
+        .unwrap();
+    let garbage = js_sys::JSON::parse(r#"{"schemaVersion":1,"state":"lost"}"#).unwrap();
+    wasm_bindgen_futures::JsFuture::from(idb_raw_put(
+        &indexed_db::database_name(&ns),
+        "bad",
+        &garbage,
+    ))
+    .await
+    .unwrap();
+    let err = journal.store().get(&ns, "bad").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Unavailable {
+                kind: Unavailable::ReadFailed,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let listing = journal.list().await.unwrap();
+    assert_eq!(listing.records.len(), 1);
+    assert_eq!(listing.quarantined.len(), 1);
+    assert_eq!(listing.quarantined[0].key, format!("{ns}/bad"));
+    journal.store().delete_database(&ns).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn one_driver_per_intent() {
+    let id = unique("intent");
+    let LockAttempt::Held(lock) = try_lock("ns", &id).await.unwrap() else {
+        panic!("free lock")
+    };
+    assert!(matches!(
+        try_lock("ns", &id).await.unwrap(),
+        LockAttempt::Busy
+    ));
+    assert!(matches!(
+        try_lock("ns", &unique("other")).await.unwrap(),
+        LockAttempt::Held(_)
+    ));
+    drop(lock);
+    // Releasing is asynchronous: the lock frees once the holder's promise settles.
+    let mut again = try_lock("ns", &id).await.unwrap();
+    for _ in 0..10 {
+        if matches!(again, LockAttempt::Held(_)) {
+            break;
+        }
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL))
+            .await
+            .unwrap();
+        again = try_lock("ns", &id).await.unwrap();
+    }
+    assert!(matches!(again, LockAttempt::Held(_)));
+}
+
+#[wasm_bindgen_test]
+async fn state_changes_reach_other_contexts() {
+    let ns = unique("bc");
+    let received = next_message(&format!("wow-command-client/{ns}"));
+    let announcer = Announcer::open(&ns);
+    announcer.post(&JsValue::from_str("intent-1:succeeded"));
+    let message = wasm_bindgen_futures::JsFuture::from(received)
+        .await
+        .unwrap();
+    assert_eq!(message.as_string().as_deref(), Some("intent-1:succeeded"));
+}
