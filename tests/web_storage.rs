@@ -184,3 +184,9 @@ async fn state_changes_reach_other_contexts() {
         .unwrap();
     assert_eq!(message.as_string().as_deref(), Some("intent-1:succeeded"));
 }
+
+#[wasm_bindgen_test]
+async fn persistence_can_be_requested() {
+    // Headless Chromium answers without a prompt; the answer is a boolean.
+    assert!(indexed_db::request_persistence().await.is_some());
+}

@@ -110,3 +110,12 @@ export async function idbQuarantineKeys(db) {
 export function idbDeleteDatabase(name) {
   return request(indexedDB.deleteDatabase(name));
 }
+
+// Asks the browser to keep this origin's storage under pressure. Resolves to
+// true (granted), false (refused) or null (no StorageManager here).
+export async function storagePersist() {
+  const manager = globalThis.navigator && globalThis.navigator.storage;
+  if (!manager || !manager.persist) return null;
+  if (manager.persisted && (await manager.persisted())) return true;
+  return manager.persist();
+}

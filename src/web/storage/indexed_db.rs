@@ -27,8 +27,20 @@ extern "C" {
     fn idb_quarantine(db: &JsValue, key: &str, value: &JsValue, reason: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbQuarantineKeys)]
     fn idb_quarantine_keys(db: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = storagePersist)]
+    fn storage_persist() -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbDeleteDatabase)]
     fn idb_delete_database(name: &str) -> js_sys::Promise;
+}
+
+/// Asks the browser not to evict this origin's storage
+/// (`navigator.storage.persist()`): `Some(granted)`, or `None` where there
+/// is no StorageManager.
+pub async fn request_persistence() -> Option<bool> {
+    let answer = wasm_bindgen_futures::JsFuture::from(storage_persist())
+        .await
+        .ok()?;
+    answer.as_bool()
 }
 
 /// The database name of a namespace.
