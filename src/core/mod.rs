@@ -1,4 +1,5 @@
 //! The pure core: no web-sys, no clock, no I/O. Builds and tests on any target.
 
 pub mod journal;
+pub mod machine;
 pub mod protocol;

@@ -195,6 +195,7 @@ impl<S: IntentStore> Journal<S> {
             attempts: Vec::new(),
             last_result: None,
             reason: None,
+            appended: None,
             created_at: now_ms,
             updated_at: now_ms,
             revision: 0,

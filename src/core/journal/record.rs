@@ -239,6 +239,9 @@ pub struct IntentRecord {
     /// Why it is unknown, escalated or in conflict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Whether history holds the intent's events, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appended: Option<bool>,
     /// Created (epoch ms).
     pub created_at: i64,
     /// Last changed (epoch ms).

@@ -1,0 +1,91 @@
+//! What an intent ended in, in the words the JS API uses.
+
+use serde::Serialize;
+
+use crate::core::journal::{IntentRecord, IntentState};
+use crate::core::protocol::{CommandResult, CommandStage, ErrorCode, ErrorInfo};
+
+/// The outcome's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The target stage was reached, or the append is confirmed.
+    Succeeded,
+    /// The command was refused.
+    Rejected,
+    /// Not known; the intent stays persisted for confirmation.
+    Unknown,
+    /// A version or identity conflict: the caller decides.
+    Conflict,
+    /// History could not be asked: surfaced for a person or an operations path.
+    Escalated,
+}
+
+/// The end of one drive of an intent.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// The status.
+    pub status: Status,
+    /// The intent (= requestId).
+    pub intent_id: String,
+    /// The requestId every attempt carried.
+    pub request_id: String,
+    /// The business key, if any.
+    pub intent_key: Option<String>,
+    /// Whether the intent's events are in the history: `None` = not confirmed.
+    pub appended: Option<bool>,
+    /// The last CommandResult (the final one on success).
+    pub result: Option<CommandResult>,
+    /// The failure's code and message, also when no CommandResult came
+    /// (timeouts, proxies, transport errors).
+    pub error: Option<ErrorInfo>,
+    /// Appended, but the wait stage (past PROCESSED) was not observed.
+    pub downstream_pending: Option<CommandStage>,
+    /// The appended stream's version and commandId, when history was asked.
+    pub appended_version: Option<i64>,
+    /// The commandId that appended, when history was asked.
+    pub appended_command_id: Option<String>,
+    /// Why it is unknown, escalated or in conflict.
+    pub reason: Option<String>,
+    /// How many attempts were sent.
+    pub attempts: u32,
+}
+
+impl Outcome {
+    /// The outcome a settled or stored record stands for (a replayed key,
+    /// a record listed by a UI).
+    pub fn from_record(record: &IntentRecord) -> Outcome {
+        let status = match record.state {
+            IntentState::Succeeded => Status::Succeeded,
+            IntentState::Rejected => Status::Rejected,
+            IntentState::Conflict => Status::Conflict,
+            IntentState::Escalated => Status::Escalated,
+            IntentState::Pending | IntentState::Sending | IntentState::Unknown => Status::Unknown,
+        };
+        let error = record
+            .last_result
+            .as_ref()
+            .filter(|r| !r.is_succeeded())
+            .map(ErrorInfo::from);
+        Outcome {
+            status,
+            intent_id: record.intent_id.clone(),
+            request_id: record.request_id.clone(),
+            intent_key: record.intent_key.clone(),
+            appended: record.appended,
+            result: record.last_result.clone(),
+            error,
+            downstream_pending: None,
+            appended_version: None,
+            appended_command_id: None,
+            reason: record.reason.clone(),
+            attempts: record.attempts.len() as u32,
+        }
+    }
+
+    /// The error code, when the outcome is a failure.
+    pub fn error_code(&self) -> Option<&ErrorCode> {
+        self.error.as_ref().map(|e| &e.error_code)
+    }
+}

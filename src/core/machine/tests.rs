@@ -1,0 +1,797 @@
+//! The machine against scripted answers, and a deterministic simulation
+//! against a model gateway that loses, delays, duplicates and refuses.
+
+use super::*;
+use crate::core::journal::{
+    AggregateIdentity, CommandSpec, IntentRecord, IntentState, Journal, MemoryStore, NewIntent,
+    SeededRandom, StoreError, Unavailable, WaitSpec,
+};
+use crate::core::protocol::test_support::{block_on, test};
+use crate::core::protocol::{
+    CommandResult, CommandStage, ErrorCode, ErrorInfo, FunctionInfo, FunctionKind, JsonResponse,
+    JsonValue, ResponseBody, StreamElement,
+};
+
+const T0: i64 = 1_000_000;
+
+fn record(stage: CommandStage, create: bool) -> IntentRecord {
+    let journal = Journal::new(MemoryStore::new(), "ns");
+    let intent = NewIntent {
+        intent_key: None,
+        aggregate: AggregateIdentity {
+            resource: "account".into(),
+            aggregate_id: if create { String::new() } else { "a1".into() },
+            ..AggregateIdentity::default()
+        },
+        command: CommandSpec {
+            method: "PUT".into(),
+            path: "/account/a1/lock_amount".into(),
+            body: JsonValue::empty_object(),
+            expected_version: None,
+            create,
+            wait: WaitSpec {
+                stage,
+                context: None,
+                processor: None,
+                function: None,
+                tail_stage: None,
+                timeout_ms: 30_000,
+            },
+            headers: vec![],
+        },
+    };
+    block_on(journal.begin(T0, intent, &mut SeededRandom::new(1)))
+        .unwrap()
+        .record()
+        .clone()
+}
+
+fn result(
+    r: &IntentRecord,
+    stage: CommandStage,
+    code: &str,
+    version: Option<i64>,
+) -> CommandResult {
+    CommandResult {
+        id: format!("sig-{stage}"),
+        wait_command_id: "cmd-1".into(),
+        stage,
+        context_name: "transfer-service".into(),
+        aggregate_name: "account".into(),
+        tenant_id: "(0)".into(),
+        aggregate_id: r.aggregate.aggregate_id.clone(),
+        aggregate_version: version,
+        request_id: r.request_id.clone(),
+        command_id: "cmd-1".into(),
+        function: FunctionInfo::new(
+            FunctionKind::Command,
+            "transfer-service",
+            "Account",
+            "onCommand",
+        ),
+        error_code: ErrorCode::parse(code),
+        error_msg: String::new(),
+        binding_errors: vec![],
+        result: JsonValue::empty_object(),
+        signal_time: 0,
+        succeeded: Some(code == "Ok"),
+    }
+}
+
+fn json(status: u16, body: ResponseBody) -> JsonResponse {
+    JsonResponse {
+        status,
+        error_code_header: body.error_code().map(|c| c.to_string()),
+        body,
+    }
+}
+
+/// Runs the machine's pending actions: persists succeed; returns the
+/// other actions in order.
+fn drain(m: &mut IntentMachine, now: i64) -> Vec<Action> {
+    let mut out = Vec::new();
+    while let Some(a) = m.poll_action() {
+        match a {
+            Action::Persist(r) => m.handle_persisted(now, Ok(r.revision + 1)),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn done(actions: &[Action]) -> &Outcome {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Done(o) => Some(o),
+            _ => None,
+        })
+        .expect("done")
+}
+
+fn started(
+    stage: CommandStage,
+    create: bool,
+    config: MachineConfig,
+) -> (IntentMachine, IntentRecord) {
+    let r = record(stage, create);
+    let mut m = IntentMachine::new(r.clone(), config, 7);
+    m.start(T0);
+    (m, r)
+}
+
+#[test]
+fn the_record_is_persisted_as_sending_before_the_send() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    let Some(Action::Persist(r)) = m.poll_action() else {
+        panic!("persist first")
+    };
+    assert_eq!(r.state, IntentState::Sending);
+    assert_eq!(r.attempts.len(), 1);
+    assert_eq!(
+        m.poll_action(),
+        None,
+        "nothing is sent before the write is acknowledged"
+    );
+    m.handle_persisted(T0, Ok(2));
+    assert_eq!(m.poll_action(), Some(Action::Send { attempt: 1 }));
+}
+
+#[test]
+fn a_storage_failure_before_sending_sends_nothing() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    m.poll_action();
+    m.handle_persisted(
+        T0,
+        Err(StoreError::Unavailable {
+            kind: Unavailable::QuotaExceeded,
+            detail: "full".into(),
+        }),
+    );
+    let actions = drain(&mut m, T0);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Send { .. })));
+    let o = done(&actions);
+    assert_eq!(o.status, Status::Unknown);
+    assert_eq!(o.appended, Some(false));
+    assert_eq!(o.error_code().unwrap().as_str(), "StorageUnavailable");
+}
+
+#[test]
+fn json_success() {
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let ok = result(&r, CommandStage::Processed, "Ok", Some(2));
+    m.handle_response(
+        T0 + 5,
+        1,
+        json(200, ResponseBody::CommandResult(ok.clone())),
+        None,
+    );
+    let actions = drain(&mut m, T0 + 5);
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Succeeded, Some(true)));
+    assert_eq!(o.result.as_ref(), Some(&ok));
+    assert_eq!(m.record().state, IntentState::Succeeded);
+    assert_eq!(m.record().attempts[0].command_id.as_deref(), Some("cmd-1"));
+}
+
+#[test]
+fn a_timeout_confirms_and_an_appended_intent_is_never_resent() {
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let deadline = m.poll_timeout().unwrap();
+    assert_eq!(deadline, T0 + 30_000);
+    m.handle_timeout(deadline);
+    let actions = drain(&mut m, deadline);
+    assert_eq!(actions[0], Action::Abort { attempt: 1 });
+    assert_eq!(actions[1], Action::Confirm(r.confirm_query()));
+    assert_eq!(m.record().state, IntentState::Unknown);
+    // A late answer to the aborted attempt changes nothing.
+    m.handle_response(
+        deadline + 1,
+        1,
+        json(500, ResponseBody::Other { reason: "x".into() }),
+        None,
+    );
+    assert!(drain(&mut m, deadline + 1).is_empty());
+    m.handle_confirm(
+        deadline + 2,
+        ConfirmAnswer::Appended {
+            version: Some(4),
+            command_id: Some("c9".into()),
+        },
+    );
+    let actions = drain(&mut m, deadline + 2);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Send { .. })));
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Succeeded, Some(true)));
+    assert_eq!(
+        (o.appended_version, o.appended_command_id.as_deref()),
+        (Some(4), Some("c9"))
+    );
+}
+
+#[test]
+fn confirmed_not_appended_retries_with_the_same_request_id_after_backoff() {
+    let config = MachineConfig {
+        retry_base_ms: 100,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Processed, false, config);
+    drain(&mut m, T0);
+    m.handle_transport_error(T0 + 1, 1, TransportError::Lost("connection reset".into()));
+    drain(&mut m, T0 + 1);
+    m.handle_confirm(T0 + 2, ConfirmAnswer::NotAppended);
+    assert!(drain(&mut m, T0 + 2).is_empty());
+    let at = m.poll_timeout().unwrap();
+    assert!((T0 + 2 + 50..=T0 + 2 + 100).contains(&at), "{}", at - T0);
+    m.handle_timeout(at);
+    let Some(Action::Persist(p)) = m.poll_action() else {
+        panic!("persist the new attempt first")
+    };
+    assert_eq!(p.request_id, r.request_id);
+    assert_eq!(p.attempts.len(), 2);
+    m.handle_persisted(at, Ok(p.revision + 1));
+    assert_eq!(m.poll_action(), Some(Action::Send { attempt: 2 }));
+}
+
+#[test]
+fn an_unavailable_history_escalates_after_bounded_queries() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    m.handle_response(
+        T0 + 1,
+        1,
+        json(
+            503,
+            ResponseBody::Other {
+                reason: "<html>".into(),
+            },
+        ),
+        None,
+    );
+    drain(&mut m, T0 + 1);
+    let mut now = T0 + 1;
+    for _ in 0..2 {
+        m.handle_confirm(now, ConfirmAnswer::Unavailable("503".into()));
+        assert!(drain(&mut m, now).is_empty());
+        now = m.poll_timeout().unwrap();
+        m.handle_timeout(now);
+        assert!(matches!(drain(&mut m, now)[..], [Action::Confirm(_)]));
+    }
+    m.handle_confirm(now, ConfirmAnswer::Unavailable("503".into()));
+    let actions = drain(&mut m, now);
+    assert!(matches!(actions[0], Action::Escalate(_)));
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Escalated, None));
+    assert_eq!(m.record().state, IntentState::Escalated);
+    assert_eq!(o.error_code().unwrap().as_str(), "HttpStatus503");
+}
+
+#[test]
+fn validation_at_sent_is_a_rejection_without_confirmation() {
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let mut refused = result(&r, CommandStage::Sent, "CommandValidation", None);
+    refused
+        .binding_errors
+        .push(crate::core::protocol::BindingError {
+            name: "amount".into(),
+            msg: "must be > 0".into(),
+        });
+    m.handle_response(
+        T0 + 1,
+        1,
+        json(400, ResponseBody::CommandResult(refused.clone())),
+        None,
+    );
+    let actions = drain(&mut m, T0 + 1);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Confirm(_))));
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Rejected, Some(false)));
+    assert_eq!(o.result.as_ref(), Some(&refused));
+    assert_eq!(o.error.as_ref().unwrap().binding_errors.len(), 1);
+}
+
+#[test]
+fn a_business_rejection_at_processed_is_confirmed_before_it_is_reported() {
+    for (answer, appended) in [
+        (ConfirmAnswer::NotAppended, Some(false)),
+        (
+            ConfirmAnswer::Appended {
+                version: Some(3),
+                command_id: None,
+            },
+            Some(true),
+        ),
+    ] {
+        let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+        drain(&mut m, T0);
+        let refused = result(&r, CommandStage::Processed, "OrderPayDuplicated", Some(3));
+        m.handle_response(
+            T0 + 1,
+            1,
+            json(400, ResponseBody::CommandResult(refused)),
+            None,
+        );
+        assert!(matches!(drain(&mut m, T0 + 1)[..], [Action::Confirm(_)]));
+        m.handle_confirm(T0 + 2, answer);
+        let actions = drain(&mut m, T0 + 2);
+        let o = done(&actions);
+        assert_eq!((o.status, o.appended), (Status::Rejected, appended));
+        assert_eq!(o.error_code().unwrap().as_str(), "OrderPayDuplicated");
+    }
+}
+
+#[test]
+fn duplicate_request_id_confirms_and_returns_the_original_facts() {
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let dup = result(&r, CommandStage::Sent, "DuplicateRequestId", None);
+    m.handle_response(T0 + 1, 1, json(400, ResponseBody::CommandResult(dup)), None);
+    drain(&mut m, T0 + 1);
+    m.handle_confirm(
+        T0 + 2,
+        ConfirmAnswer::Appended {
+            version: Some(7),
+            command_id: Some("orig".into()),
+        },
+    );
+    let o = done(&drain(&mut m, T0 + 2)).clone();
+    assert_eq!(o.status, Status::Succeeded);
+    assert_eq!(
+        (o.appended_version, o.appended_command_id.as_deref()),
+        (Some(7), Some("orig"))
+    );
+    assert_eq!(o.error, None);
+}
+
+#[test]
+fn create_conflicts_tell_my_earlier_create_from_someone_elses() {
+    for (answer, status) in [
+        (
+            ConfirmAnswer::Appended {
+                version: Some(1),
+                command_id: None,
+            },
+            Status::Succeeded,
+        ),
+        (ConfirmAnswer::NotAppended, Status::Conflict),
+    ] {
+        let (mut m, r) = started(CommandStage::Processed, true, MachineConfig::default());
+        drain(&mut m, T0);
+        let taken = result(&r, CommandStage::Processed, "DuplicateAggregateId", Some(1));
+        m.handle_response(
+            T0 + 1,
+            1,
+            json(400, ResponseBody::CommandResult(taken)),
+            None,
+        );
+        assert!(matches!(drain(&mut m, T0 + 1)[..], [Action::Confirm(_)]));
+        m.handle_confirm(T0 + 2, answer);
+        assert_eq!(done(&drain(&mut m, T0 + 2)).status, status);
+    }
+}
+
+#[test]
+fn a_version_conflict_goes_to_the_caller_and_the_version_is_never_bumped() {
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let stale = result(
+        &r,
+        CommandStage::Processed,
+        "CommandExpectVersionConflict",
+        Some(5),
+    );
+    m.handle_response(
+        T0 + 1,
+        1,
+        json(409, ResponseBody::CommandResult(stale)),
+        None,
+    );
+    let actions = drain(&mut m, T0 + 1);
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Conflict, Some(false)));
+    assert_eq!(
+        m.record().command.expected_version,
+        r.command.expected_version
+    );
+    assert!(!actions.iter().any(|a| matches!(a, Action::Send { .. })));
+}
+
+#[test]
+fn too_many_requests_waits_for_retry_after() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let limited = ResponseBody::ErrorInfo(ErrorInfo {
+        error_code: ErrorCode::TooManyRequests,
+        error_msg: String::new(),
+        binding_errors: vec![],
+        succeeded: Some(false),
+    });
+    m.handle_response(T0 + 1, 1, json(429, limited), Some(2_500));
+    assert!(drain(&mut m, T0 + 1).is_empty());
+    assert_eq!(m.poll_timeout(), Some(T0 + 2_501));
+}
+
+#[test]
+fn retries_are_bounded_and_the_intent_stays_unknown() {
+    let config = MachineConfig {
+        max_attempts: 2,
+        ..MachineConfig::default()
+    };
+    let (mut m, _) = started(CommandStage::Processed, false, config);
+    let mut now = T0;
+    let mut sends = 0;
+    loop {
+        let actions = drain(&mut m, now);
+        sends += actions
+            .iter()
+            .filter(|a| matches!(a, Action::Send { .. }))
+            .count();
+        if let Some(Action::Done(o)) = actions.last() {
+            assert_eq!((o.status, o.appended), (Status::Unknown, Some(false)));
+            break;
+        }
+        if actions.iter().any(|a| matches!(a, Action::Send { .. })) {
+            m.handle_transport_error(now, sends as u32, TransportError::Lost("reset".into()));
+        } else if actions.iter().any(|a| matches!(a, Action::Confirm(_))) {
+            m.handle_confirm(now, ConfirmAnswer::NotAppended);
+        } else {
+            now = m.poll_timeout().unwrap();
+            m.handle_timeout(now);
+        }
+    }
+    assert_eq!(sends, 2);
+    assert_eq!(m.record().state, IntentState::Unknown);
+}
+
+fn element(r: &IntentRecord, stage: CommandStage, code: &str) -> StreamElement {
+    StreamElement::Stage(result(r, stage, code, Some(2)))
+}
+
+#[test]
+fn stream_elements_are_emitted_at_once_and_each_is_checked() {
+    let config = MachineConfig {
+        stream: true,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Snapshot, false, config);
+    assert_eq!(drain(&mut m, T0), [Action::OpenStream { attempt: 1 }]);
+    m.handle_stream_element(1, element(&r, CommandStage::Sent, "Ok"));
+    assert!(matches!(drain(&mut m, T0)[..], [Action::Emit(_)]));
+    m.handle_stream_element(1, element(&r, CommandStage::Processed, "Ok"));
+    m.handle_stream_element(1, element(&r, CommandStage::Snapshot, "Ok"));
+    assert_eq!(drain(&mut m, T0).len(), 2);
+    m.handle_stream_end(T0 + 3, 1, false);
+    let o = done(&drain(&mut m, T0 + 3)).clone();
+    assert_eq!((o.status, o.appended), (Status::Succeeded, Some(true)));
+    assert_eq!(o.result.unwrap().stage, CommandStage::Snapshot);
+}
+
+#[test]
+fn a_failed_downstream_element_after_processed_is_appended_with_the_failure() {
+    let config = MachineConfig {
+        stream: true,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Snapshot, false, config);
+    drain(&mut m, T0);
+    m.handle_stream_element(1, element(&r, CommandStage::Sent, "Ok"));
+    m.handle_stream_element(1, element(&r, CommandStage::Processed, "Ok"));
+    m.handle_stream_element(1, element(&r, CommandStage::Snapshot, "IllegalState"));
+    m.handle_stream_end(T0 + 3, 1, false);
+    assert!(drain(&mut m, T0 + 3)
+        .iter()
+        .any(|a| matches!(a, Action::Confirm(_))));
+    m.handle_confirm(
+        T0 + 4,
+        ConfirmAnswer::Appended {
+            version: Some(2),
+            command_id: None,
+        },
+    );
+    let o = done(&drain(&mut m, T0 + 4)).clone();
+    assert_eq!((o.status, o.appended), (Status::Rejected, Some(true)));
+    assert_eq!(o.result.unwrap().stage, CommandStage::Snapshot);
+}
+
+#[test]
+fn a_stream_cut_after_processed_is_appended_with_the_stage_pending() {
+    let config = MachineConfig {
+        stream: true,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Snapshot, false, config);
+    drain(&mut m, T0);
+    m.handle_stream_element(1, element(&r, CommandStage::Sent, "Ok"));
+    m.handle_stream_element(1, element(&r, CommandStage::Processed, "Ok"));
+    m.handle_transport_error(T0 + 2, 1, TransportError::Lost("cut".into()));
+    let actions = drain(&mut m, T0 + 2);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Confirm(_))),
+        "PROCESSED proved the append"
+    );
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Succeeded, Some(true)));
+    assert_eq!(o.downstream_pending, Some(CommandStage::Snapshot));
+}
+
+#[test]
+fn a_stream_cut_before_processed_is_confirmed() {
+    let config = MachineConfig {
+        stream: true,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Processed, false, config);
+    drain(&mut m, T0);
+    m.handle_stream_element(1, element(&r, CommandStage::Sent, "Ok"));
+    m.handle_stream_end(T0 + 2, 1, true);
+    assert!(drain(&mut m, T0 + 2)
+        .iter()
+        .any(|a| matches!(a, Action::Confirm(_))));
+}
+
+#[test]
+fn an_error_event_alone_is_a_rejection_and_after_sent_is_confirmed() {
+    let config = MachineConfig {
+        stream: true,
+        ..MachineConfig::default()
+    };
+    let (mut m, _) = started(CommandStage::Processed, false, config.clone());
+    drain(&mut m, T0);
+    let bad = ResponseBody::ErrorInfo(ErrorInfo {
+        error_code: ErrorCode::IllegalArgument,
+        error_msg: "bad header".into(),
+        binding_errors: vec![],
+        succeeded: Some(false),
+    });
+    m.handle_stream_element(
+        1,
+        StreamElement::Error {
+            code: ErrorCode::IllegalArgument,
+            body: bad,
+        },
+    );
+    m.handle_stream_end(T0 + 1, 1, false);
+    let actions = drain(&mut m, T0 + 1);
+    assert!(
+        matches!(actions[0], Action::Emit(_)),
+        "the error event is a failed element"
+    );
+    assert_eq!(done(&actions).status, Status::Rejected);
+
+    let (mut m, r) = started(CommandStage::Snapshot, false, config);
+    drain(&mut m, T0);
+    m.handle_stream_element(1, element(&r, CommandStage::Sent, "Ok"));
+    let timeout = ResponseBody::ErrorInfo(ErrorInfo {
+        error_code: ErrorCode::RequestTimeout,
+        error_msg: String::new(),
+        binding_errors: vec![],
+        succeeded: Some(false),
+    });
+    m.handle_stream_element(
+        1,
+        StreamElement::Error {
+            code: ErrorCode::RequestTimeout,
+            body: timeout,
+        },
+    );
+    m.handle_stream_end(T0 + 1, 1, false);
+    assert!(drain(&mut m, T0 + 1)
+        .iter()
+        .any(|a| matches!(a, Action::Confirm(_))));
+}
+
+#[test]
+fn resuming_a_record_left_sending_confirms_first() {
+    let mut r = record(CommandStage::Processed, false);
+    r.state = IntentState::Sending;
+    let mut m = IntentMachine::new(r.clone(), MachineConfig::default(), 1);
+    m.start(T0);
+    let actions = drain(&mut m, T0);
+    assert_eq!(actions, [Action::Confirm(r.confirm_query())]);
+    let mut settled = r.clone();
+    settled.state = IntentState::Succeeded;
+    let mut m = IntentMachine::new(settled, MachineConfig::default(), 1);
+    m.start(T0);
+    assert_eq!(done(&drain(&mut m, T0)).status, Status::Succeeded);
+}
+
+#[test]
+fn cancel_ends_the_local_wait_and_leaves_the_intent_unknown() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    m.cancel(T0 + 1);
+    let actions = drain(&mut m, T0 + 1);
+    assert_eq!(actions[0], Action::Abort { attempt: 1 });
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Unknown, None));
+    assert_eq!(m.record().state, IntentState::Unknown);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod simulation {
+    //! The machine against a model gateway under random faults. Invariants:
+    //! one requestId across all attempts; the record is durable before every
+    //! send; never a send after "appended" is known; an outcome never claims
+    //! more than the history holds; retries are bounded; every drive ends.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Copy, Debug)]
+    enum Fault {
+        None,
+        DropRequest,
+        DropResponseAfterAppend,
+        Unavailable,
+        Delay,
+        Reject,
+        FailProcessedAfterAppend,
+        CutStreamAfterSent,
+        CutStreamAfterProcessed,
+    }
+
+    fn fault() -> impl Strategy<Value = Fault> {
+        prop_oneof![
+            Just(Fault::None),
+            Just(Fault::DropRequest),
+            Just(Fault::DropResponseAfterAppend),
+            Just(Fault::Unavailable),
+            Just(Fault::Delay),
+            Just(Fault::Reject),
+            Just(Fault::FailProcessedAfterAppend),
+            Just(Fault::CutStreamAfterSent),
+            Just(Fault::CutStreamAfterProcessed),
+        ]
+    }
+
+    #[derive(Default)]
+    struct Model {
+        appended: Option<(i64, String)>,
+        sends: u32,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn invariants_hold_under_faults(
+            faults in prop::collection::vec(fault(), 1..8),
+            confirm_up in prop::collection::vec(any::<bool>(), 1..8),
+            stream in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let config = MachineConfig { stream, caller_timeout_ms: 1_000, ..MachineConfig::default() };
+            let r = record(CommandStage::Processed, false);
+            let request_id = r.request_id.clone();
+            let mut m = IntentMachine::new(r.clone(), config.clone(), seed);
+            let mut model = Model::default();
+            let mut now = T0;
+            let mut durable: Option<IntentRecord> = None;
+            let mut known_appended = false;
+            let mut confirms = 0usize;
+            let mut outcome = None;
+            m.start(now);
+            for _step in 0..200 {
+                let mut acted = false;
+                while let Some(action) = m.poll_action() {
+                    acted = true;
+                    match action {
+                        Action::Persist(rec) => {
+                            prop_assert_eq!(&rec.request_id, &request_id);
+                            let revision = rec.revision + 1;
+                            durable = Some(*rec);
+                            m.handle_persisted(now, Ok(revision));
+                        }
+                        Action::Send { attempt } | Action::OpenStream { attempt } => {
+                            prop_assert!(!known_appended, "a send after the append was known");
+                            let d = durable.as_ref().unwrap();
+                            prop_assert_eq!(d.state, IntentState::Sending);
+                            prop_assert_eq!(d.attempts.len() as u32, attempt);
+                            model.sends += 1;
+                            let f = faults[(model.sends as usize - 1) % faults.len()];
+                            let append = |model: &mut Model| {
+                                if model.appended.is_none() {
+                                    model.appended = Some((2, format!("cmd-{}", model.sends)));
+                                }
+                            };
+                            let ok = |stage| result(&r, stage, "Ok", Some(2));
+                            match f {
+                                Fault::DropRequest => m.handle_transport_error(now, attempt, TransportError::Lost("reset".into())),
+                                Fault::Unavailable => m.handle_response(now, attempt, json(503, ResponseBody::Other { reason: "503".into() }), None),
+                                Fault::Delay => {
+                                    append(&mut model);
+                                }
+                                Fault::Reject => {
+                                    let refused = result(&r, CommandStage::Sent, "CommandValidation", None);
+                                    if stream {
+                                        m.handle_stream_element(attempt, StreamElement::Error { code: ErrorCode::CommandValidation, body: ResponseBody::CommandResult(refused) });
+                                        m.handle_stream_end(now, attempt, false);
+                                    } else {
+                                        m.handle_response(now, attempt, json(400, ResponseBody::CommandResult(refused)), None);
+                                    }
+                                }
+                                Fault::None | Fault::DropResponseAfterAppend | Fault::FailProcessedAfterAppend
+                                | Fault::CutStreamAfterSent | Fault::CutStreamAfterProcessed => {
+                                    let dup = model.appended.is_some();
+                                    append(&mut model);
+                                    let answer = if dup {
+                                        result(&r, CommandStage::Processed, "DuplicateRequestId", Some(3))
+                                    } else if matches!(f, Fault::FailProcessedAfterAppend) {
+                                        result(&r, CommandStage::Processed, "InternalServerError", Some(2))
+                                    } else {
+                                        ok(CommandStage::Processed)
+                                    };
+                                    match (stream, f) {
+                                        (_, Fault::DropResponseAfterAppend) => m.handle_transport_error(now, attempt, TransportError::Lost("reset".into())),
+                                        (true, _) => {
+                                            m.handle_stream_element(attempt, StreamElement::Stage(ok(CommandStage::Sent)));
+                                            if matches!(f, Fault::CutStreamAfterSent) {
+                                                m.handle_stream_end(now, attempt, true);
+                                            } else {
+                                                m.handle_stream_element(attempt, StreamElement::Stage(answer));
+                                                m.handle_stream_end(now, attempt, matches!(f, Fault::CutStreamAfterProcessed));
+                                            }
+                                        }
+                                        (false, _) => {
+                                            let status = answer.error_code.http_status();
+                                            m.handle_response(now, attempt, json(status, ResponseBody::CommandResult(answer)), None);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        Action::Confirm(q) => {
+                            prop_assert_eq!(&q.request_id, &request_id);
+                            let up = confirm_up[confirms % confirm_up.len()];
+                            confirms += 1;
+                            let answer = if !up {
+                                ConfirmAnswer::Unavailable("down".into())
+                            } else if let Some((v, c)) = &model.appended {
+                                known_appended = true;
+                                ConfirmAnswer::Appended { version: Some(*v), command_id: Some(c.clone()) }
+                            } else {
+                                ConfirmAnswer::NotAppended
+                            };
+                            m.handle_confirm(now, answer);
+                        }
+                        Action::Emit(e) => {
+                            if let Some(res) = e.command_result() {
+                                if res.stage == CommandStage::Processed && e.is_succeeded() {
+                                    known_appended = true;
+                                }
+                            }
+                        }
+                        Action::Abort { .. } | Action::Escalate(_) => {}
+                        Action::Done(o) => outcome = Some(*o),
+                    }
+                }
+                if outcome.is_some() {
+                    break;
+                }
+                if !acted {
+                    let Some(at) = m.poll_timeout() else { break };
+                    now = now.max(at);
+                    m.handle_timeout(now);
+                }
+            }
+            let o = outcome.expect("every drive ends");
+            prop_assert!(model.sends <= config.max_attempts);
+            prop_assert_eq!(&o.request_id, &request_id);
+            match o.status {
+                Status::Succeeded => prop_assert!(model.appended.is_some(), "success claimed without an append"),
+                Status::Rejected | Status::Conflict if o.appended == Some(false) => prop_assert!(model.appended.is_none()),
+                _ => {}
+            }
+            if o.appended == Some(true) {
+                prop_assert!(model.appended.is_some());
+            }
+            if o.appended == Some(false) {
+                prop_assert!(model.appended.is_none(), "claimed not appended: {:?}", o);
+            }
+            let last = durable.unwrap();
+            prop_assert_eq!(last.state == IntentState::Succeeded, o.status == Status::Succeeded);
+        }
+    }
+}
