@@ -323,14 +323,10 @@ impl IntentMachine {
             ErrorCode::Other("Cancelled".into()),
             "cancelled by the caller",
         );
-        let reason = Some("cancelled by the caller; the server may still process it".to_owned());
-        let mut outcome = self.outcome_with(Status::Unknown, None);
-        outcome.reason = reason.clone();
-        self.persist_then(
+        self.settle(
             now,
-            IntentState::Unknown,
-            reason,
-            Then::Finish(Box::new(outcome)),
+            self.outcome_with(Status::Unknown, None)
+                .because("cancelled by the caller; the server may still process it"),
         );
     }
 
@@ -493,11 +489,9 @@ impl IntentMachine {
                 command_id,
             } => {
                 self.record.appended = Some(true);
-                let (status, state) = match why {
-                    Why::Business => (Status::Rejected, IntentState::Rejected),
-                    Why::Unknown | Why::Duplicate | Why::CreateConflict => {
-                        (Status::Succeeded, IntentState::Succeeded)
-                    }
+                let status = match why {
+                    Why::Business => Status::Rejected,
+                    Why::Unknown | Why::Duplicate | Why::CreateConflict => Status::Succeeded,
                 };
                 let mut outcome = self.outcome_with(status, Some(true));
                 outcome.appended_version = version;
@@ -514,29 +508,20 @@ impl IntentMachine {
                         outcome.downstream_pending = Some(target);
                     }
                 }
-                self.persist_then(now, state, None, Then::Finish(Box::new(outcome)));
+                self.settle(now, outcome);
             }
             ConfirmAnswer::NotAppended => {
                 self.record.appended = Some(false);
                 match why {
                     Why::Business => {
                         let outcome = self.outcome_with(Status::Rejected, Some(false));
-                        self.persist_then(
-                            now,
-                            IntentState::Rejected,
-                            None,
-                            Then::Finish(Box::new(outcome)),
-                        );
+                        self.settle(now, outcome);
                     }
                     Why::CreateConflict => {
-                        let reason = Some("the aggregate id belongs to someone else".to_owned());
-                        let mut outcome = self.outcome_with(Status::Conflict, Some(false));
-                        outcome.reason = reason.clone();
-                        self.persist_then(
+                        self.settle(
                             now,
-                            IntentState::Conflict,
-                            reason,
-                            Then::Finish(Box::new(outcome)),
+                            self.outcome_with(Status::Conflict, Some(false))
+                                .because("the aggregate id belongs to someone else"),
                         );
                     }
                     // Confirmed not committed: retrying with the same requestId is safe.
@@ -560,13 +545,9 @@ impl IntentMachine {
                 } else {
                     let reason = format!("could not confirm after {tries} queries: {why_not}");
                     self.actions.push_back(Action::Escalate(reason.clone()));
-                    let mut outcome = self.outcome_with(Status::Escalated, None);
-                    outcome.reason = Some(reason.clone());
-                    self.persist_then(
+                    self.settle(
                         now,
-                        IntentState::Escalated,
-                        Some(reason),
-                        Then::Finish(Box::new(outcome)),
+                        self.outcome_with(Status::Escalated, None).because(&reason),
                     );
                 }
             }
@@ -658,6 +639,19 @@ impl IntentMachine {
             .push_back(Action::Persist(Box::new(self.record.clone())));
     }
 
+    /// Records the outcome's state and ends the drive once it is written.
+    fn settle(&mut self, now: i64, outcome: Outcome) {
+        let state = match outcome.status {
+            Status::Succeeded => IntentState::Succeeded,
+            Status::Rejected => IntentState::Rejected,
+            Status::Conflict => IntentState::Conflict,
+            Status::Escalated => IntentState::Escalated,
+            Status::Unknown => IntentState::Unknown,
+        };
+        let reason = outcome.reason.clone();
+        self.persist_then(now, state, reason, Then::Finish(Box::new(outcome)));
+    }
+
     fn finish_now(&mut self, outcome: Outcome) {
         self.phase = Phase::Finished;
         self.outcome = Some(outcome.clone());
@@ -681,6 +675,7 @@ impl IntentMachine {
             outcome.result = Some(r.clone());
         }
         outcome.error = self.failed.info.clone();
+        outcome.reason = None;
         outcome
     }
 
@@ -704,14 +699,10 @@ impl IntentMachine {
                 "not appended after {} attempts; resume() tries again",
                 self.sent_this_drive
             );
-            let mut outcome = self.outcome_with(Status::Unknown, self.record.appended);
-            outcome.reason = Some(reason.clone());
-            self.persist_then(
-                now,
-                IntentState::Unknown,
-                Some(reason),
-                Then::Finish(Box::new(outcome)),
-            );
+            let outcome = self
+                .outcome_with(Status::Unknown, self.record.appended)
+                .because(&reason);
+            self.settle(now, outcome);
         }
     }
 
@@ -833,37 +824,22 @@ impl IntentMachine {
                 self.failed = Failed::default();
                 let mut outcome = self.outcome_with(Status::Succeeded, self.record.appended);
                 outcome.result = Some(r);
-                self.persist_then(
-                    now,
-                    IntentState::Succeeded,
-                    None,
-                    Then::Finish(Box::new(outcome)),
-                );
+                self.settle(now, outcome);
             }
             Verdict::Reject(failed) => {
                 self.end_attempt(now, AttemptOutcome::Failed(code(&failed)));
                 self.failed = failed;
                 self.record.appended = Some(false);
                 let outcome = self.outcome_with(Status::Rejected, Some(false));
-                self.persist_then(
-                    now,
-                    IntentState::Rejected,
-                    None,
-                    Then::Finish(Box::new(outcome)),
-                );
+                self.settle(now, outcome);
             }
             Verdict::Conflict(failed) => {
                 self.end_attempt(now, AttemptOutcome::Failed(code(&failed)));
                 self.failed = failed;
-                let reason =
-                    Some("version conflict: reload, decide, and retry the same intent".to_owned());
-                let mut outcome = self.outcome_with(Status::Conflict, Some(false));
-                outcome.reason = reason.clone();
-                self.persist_then(
+                self.settle(
                     now,
-                    IntentState::Conflict,
-                    reason,
-                    Then::Finish(Box::new(outcome)),
+                    self.outcome_with(Status::Conflict, Some(false))
+                        .because("version conflict: reload, decide, and retry the same intent"),
                 );
             }
             Verdict::RetryLater(after, failed) => {
@@ -879,12 +855,7 @@ impl IntentMachine {
                 let mut outcome = self.outcome_with(Status::Succeeded, Some(true));
                 outcome.downstream_pending = Some(self.record.command.wait.stage);
                 outcome.reason = failed.info.map(|i| i.error_msg);
-                self.persist_then(
-                    now,
-                    IntentState::Succeeded,
-                    None,
-                    Then::Finish(Box::new(outcome)),
-                );
+                self.settle(now, outcome);
             }
             Verdict::Confirm(why, failed) => {
                 self.end_attempt(now, AttemptOutcome::Unknown(code(&failed)));

@@ -84,6 +84,12 @@ impl Outcome {
         }
     }
 
+    /// The outcome with `reason` as its reason.
+    pub fn because(mut self, reason: &str) -> Outcome {
+        self.reason = Some(reason.to_owned());
+        self
+    }
+
     /// The error code, when the outcome is a failure.
     pub fn error_code(&self) -> Option<&ErrorCode> {
         self.error.as_ref().map(|e| &e.error_code)
