@@ -15,22 +15,42 @@ suite() {
     exit 1
   fi
   local closing
-  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed' "$logs/$name.log" \
+  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:' "$logs/$name.log" \
     | awk '{$1=$1};1' | paste -sd ';' - || true)
   summary+=("$(printf '%-18s %s' "$name" "${closing:-ok}")")
 }
 
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
-WASM_RUNNER=(env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner)
+
+# A test gateway for the browser and Node suites, on a free port.
+start_gateway() {
+  cargo build -q -p wow-test-gateway
+  local out=$logs/gateway.out
+  target/debug/wow-test-gateway --listen 127.0.0.1:0 --db "$logs/events.sqlite" \
+    --retry-backoff-ms 5 >"$out" 2>"$logs/gateway.err" &
+  gateway_pid=$!
+  for _ in $(seq 1 100); do
+    if grep -q '^listening on ' "$out"; then break; fi
+    sleep 0.1
+  done
+  WOW_GATEWAY_URL=$(sed -n 's/^listening on //p' "$out" | head -1)
+  [ -n "$WOW_GATEWAY_URL" ] || { echo "the test gateway did not start"; cat "$logs/gateway.err"; exit 1; }
+  export WOW_GATEWAY_URL
+}
+trap '[ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null; true' EXIT
+WASM_RUNNER=(env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$PWD/scripts/wasm-test-runner.sh")
 
 suite fmt            cargo fmt --all --check
 suite clippy         cargo clippy --workspace --all-targets --all-features -- -D warnings
 suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 suite native         cargo test -p wow-command-client --all-features
 suite gateway        cargo test -p wow-test-gateway
+suite package        scripts/build.sh
+suite api            scripts/check-api.sh
+start_gateway
 suite wasm-chromium  "${WASM_RUNNER[@]}" WASM_BINDGEN_USE_BROWSER=1 \
-                     cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter
-suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib --test storage_adapter
+                     cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
+suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
 
 printf '\n=== summary\n'
 printf '%s\n' "${summary[@]}"

@@ -18,6 +18,8 @@
 
 pub mod core;
 #[cfg(target_arch = "wasm32")]
+pub mod js;
+#[cfg(target_arch = "wasm32")]
 pub mod web;
 
 /// The README's examples, compiled and run as doc tests.

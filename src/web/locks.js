@@ -20,6 +20,23 @@ export function lockTry(name) {
   });
 }
 
+// Waits up to `timeoutMs` for the lock: resolves to a release function, to
+// null on timeout, and to undefined when the Locks API is missing.
+export function lockWait(name, timeoutMs) {
+  const locks = globalThis.navigator && globalThis.navigator.locks;
+  if (!locks) return Promise.resolve(undefined);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, timeoutMs));
+  return new Promise((resolve, reject) => {
+    locks
+      .request(name, { signal: controller.signal }, () => {
+        clearTimeout(timer);
+        return new Promise((release) => resolve(() => release()));
+      })
+      .catch((e) => (e && e.name === "AbortError" ? resolve(null) : reject(e)));
+  });
+}
+
 export function channelOpen(name) {
   return typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(name);
 }

@@ -10,6 +10,8 @@ use super::JsFailure;
 extern "C" {
     #[wasm_bindgen(js_name = lockTry)]
     fn lock_try(name: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = lockWait)]
+    fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(js_name = channelOpen)]
     fn channel_open(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = channelPost)]
@@ -51,7 +53,25 @@ pub enum LockAttempt {
 /// Tries to take the lock of one intent without waiting.
 pub async fn try_lock(namespace: &str, intent_id: &str) -> Result<LockAttempt, JsFailure> {
     let value = JsFuture::from(lock_try(&lock_name(namespace, intent_id))).await?;
-    Ok(if value.is_undefined() {
+    Ok(attempt_from(value))
+}
+
+/// Takes the lock of one intent, waiting up to `timeout_ms` for its holder.
+pub async fn wait_lock(
+    namespace: &str,
+    intent_id: &str,
+    timeout_ms: u64,
+) -> Result<LockAttempt, JsFailure> {
+    let value = JsFuture::from(lock_wait(
+        &lock_name(namespace, intent_id),
+        timeout_ms as f64,
+    ))
+    .await?;
+    Ok(attempt_from(value))
+}
+
+fn attempt_from(value: JsValue) -> LockAttempt {
+    if value.is_undefined() {
         LockAttempt::Unsupported
     } else if value.is_null() {
         LockAttempt::Busy
@@ -59,7 +79,7 @@ pub async fn try_lock(namespace: &str, intent_id: &str) -> Result<LockAttempt, J
         LockAttempt::Held(IntentLock {
             release: value.unchecked_into(),
         })
-    })
+    }
 }
 
 /// Announces intent changes to other tabs of the same origin.

@@ -113,8 +113,15 @@ pub enum Action {
         /// The attempt number.
         attempt: u32,
     },
-    /// Ask the history; answer with `handle_confirm`.
-    Confirm(ConfirmQuery),
+    /// Ask the history; answer with `handle_confirm`. `need_facts`: the
+    /// appended stream's version and commandId are wanted (a list query
+    /// rather than a count).
+    Confirm {
+        /// The question.
+        query: ConfirmQuery,
+        /// Whether the stream itself is wanted.
+        need_facts: bool,
+    },
     /// A stream element, as soon as it arrived, for the caller (error
     /// events included, as failed elements).
     Emit(Box<StreamElement>),
@@ -625,9 +632,12 @@ impl IntentMachine {
     }
 
     fn confirm(&mut self, why: Why, tries: u32) {
+        let need_facts = matches!(why, Why::Duplicate | Why::CreateConflict);
         self.phase = Phase::Confirming { why, tries };
-        self.actions
-            .push_back(Action::Confirm(self.record.confirm_query()));
+        self.actions.push_back(Action::Confirm {
+            query: self.record.confirm_query(),
+            need_facts,
+        });
     }
 
     fn persist_then(&mut self, now: i64, state: IntentState, reason: Option<String>, then: Then) {

@@ -184,7 +184,13 @@ fn a_timeout_confirms_and_an_appended_intent_is_never_resent() {
     m.handle_timeout(deadline);
     let actions = drain(&mut m, deadline);
     assert_eq!(actions[0], Action::Abort { attempt: 1 });
-    assert_eq!(actions[1], Action::Confirm(r.confirm_query()));
+    assert_eq!(
+        actions[1],
+        Action::Confirm {
+            query: r.confirm_query(),
+            need_facts: false
+        }
+    );
     assert_eq!(m.record().state, IntentState::Unknown);
     // A late answer to the aborted attempt changes nothing.
     m.handle_response(
@@ -257,7 +263,7 @@ fn an_unavailable_history_escalates_after_bounded_queries() {
         assert!(drain(&mut m, now).is_empty());
         now = m.poll_timeout().unwrap();
         m.handle_timeout(now);
-        assert!(matches!(drain(&mut m, now)[..], [Action::Confirm(_)]));
+        assert!(matches!(drain(&mut m, now)[..], [Action::Confirm { .. }]));
     }
     m.handle_confirm(now, ConfirmAnswer::Unavailable("503".into()));
     let actions = drain(&mut m, now);
@@ -286,7 +292,7 @@ fn validation_at_sent_is_a_rejection_without_confirmation() {
         None,
     );
     let actions = drain(&mut m, T0 + 1);
-    assert!(!actions.iter().any(|a| matches!(a, Action::Confirm(_))));
+    assert!(!actions.iter().any(|a| matches!(a, Action::Confirm { .. })));
     let o = done(&actions);
     assert_eq!((o.status, o.appended), (Status::Rejected, Some(false)));
     assert_eq!(o.result.as_ref(), Some(&refused));
@@ -314,7 +320,10 @@ fn a_business_rejection_at_processed_is_confirmed_before_it_is_reported() {
             json(400, ResponseBody::CommandResult(refused)),
             None,
         );
-        assert!(matches!(drain(&mut m, T0 + 1)[..], [Action::Confirm(_)]));
+        assert!(matches!(
+            drain(&mut m, T0 + 1)[..],
+            [Action::Confirm { .. }]
+        ));
         m.handle_confirm(T0 + 2, answer);
         let actions = drain(&mut m, T0 + 2);
         let o = done(&actions);
@@ -367,7 +376,10 @@ fn create_conflicts_tell_my_earlier_create_from_someone_elses() {
             json(400, ResponseBody::CommandResult(taken)),
             None,
         );
-        assert!(matches!(drain(&mut m, T0 + 1)[..], [Action::Confirm(_)]));
+        assert!(matches!(
+            drain(&mut m, T0 + 1)[..],
+            [Action::Confirm { .. }]
+        ));
         m.handle_confirm(T0 + 2, answer);
         assert_eq!(done(&drain(&mut m, T0 + 2)).status, status);
     }
@@ -435,7 +447,7 @@ fn retries_are_bounded_and_the_intent_stays_unknown() {
         }
         if actions.iter().any(|a| matches!(a, Action::Send { .. })) {
             m.handle_transport_error(now, sends as u32, TransportError::Lost("reset".into()));
-        } else if actions.iter().any(|a| matches!(a, Action::Confirm(_))) {
+        } else if actions.iter().any(|a| matches!(a, Action::Confirm { .. })) {
             m.handle_confirm(now, ConfirmAnswer::NotAppended);
         } else {
             now = m.poll_timeout().unwrap();
@@ -483,7 +495,7 @@ fn a_failed_downstream_element_after_processed_is_appended_with_the_failure() {
     m.handle_stream_end(T0 + 3, 1, false);
     assert!(drain(&mut m, T0 + 3)
         .iter()
-        .any(|a| matches!(a, Action::Confirm(_))));
+        .any(|a| matches!(a, Action::Confirm { .. })));
     m.handle_confirm(
         T0 + 4,
         ConfirmAnswer::Appended {
@@ -509,7 +521,7 @@ fn a_stream_cut_after_processed_is_appended_with_the_stage_pending() {
     m.handle_transport_error(T0 + 2, 1, TransportError::Lost("cut".into()));
     let actions = drain(&mut m, T0 + 2);
     assert!(
-        !actions.iter().any(|a| matches!(a, Action::Confirm(_))),
+        !actions.iter().any(|a| matches!(a, Action::Confirm { .. })),
         "PROCESSED proved the append"
     );
     let o = done(&actions);
@@ -529,7 +541,7 @@ fn a_stream_cut_before_processed_is_confirmed() {
     m.handle_stream_end(T0 + 2, 1, true);
     assert!(drain(&mut m, T0 + 2)
         .iter()
-        .any(|a| matches!(a, Action::Confirm(_))));
+        .any(|a| matches!(a, Action::Confirm { .. })));
 }
 
 #[test]
@@ -580,7 +592,7 @@ fn an_error_event_alone_is_a_rejection_and_after_sent_is_confirmed() {
     m.handle_stream_end(T0 + 1, 1, false);
     assert!(drain(&mut m, T0 + 1)
         .iter()
-        .any(|a| matches!(a, Action::Confirm(_))));
+        .any(|a| matches!(a, Action::Confirm { .. })));
 }
 
 #[test]
@@ -590,7 +602,13 @@ fn resuming_a_record_left_sending_confirms_first() {
     let mut m = IntentMachine::new(r.clone(), MachineConfig::default(), 1);
     m.start(T0);
     let actions = drain(&mut m, T0);
-    assert_eq!(actions, [Action::Confirm(r.confirm_query())]);
+    assert_eq!(
+        actions,
+        [Action::Confirm {
+            query: r.confirm_query(),
+            need_facts: false
+        }]
+    );
     let mut settled = r.clone();
     settled.state = IntentState::Succeeded;
     let mut m = IntentMachine::new(settled, MachineConfig::default(), 1);
@@ -742,7 +760,7 @@ mod simulation {
                                 }
                             }
                         }
-                        Action::Confirm(q) => {
+                        Action::Confirm { query: q, .. } => {
                             prop_assert_eq!(&q.request_id, &request_id);
                             let up = confirm_up[confirms % confirm_up.len()];
                             confirms += 1;

@@ -1,0 +1,176 @@
+//! TypeScript declarations for the values that cross the boundary, added
+//! to the generated `.d.ts` (and diffed against a committed reference).
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
+export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
+export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
+
+/** A storage adapter for edge KV stores; values are JSON strings. */
+export interface StorageAdapter {
+  get(key: string): Promise<string | null> | string | null;
+  set(key: string, value: string): Promise<void> | void;
+  delete(key: string): Promise<void> | void;
+  list(prefix: string): Promise<string[] | [string, string][]> | string[] | [string, string][];
+  /** Atomic compare-and-swap on the stored record's revision, when the store has one. */
+  compareAndSet?(key: string, expectedRevision: number, value: string): Promise<boolean> | boolean;
+}
+
+export interface ConfirmQuestion {
+  aggregateId: string;
+  requestId: string;
+  resource: string;
+  tenantId?: string;
+  contextAlias?: string;
+  /** The appended stream's version and commandId are wanted. */
+  needFacts: boolean;
+}
+
+export interface ConfirmAnswer {
+  /** true: appended; false: confirmed not appended. Throw when you cannot tell. */
+  appended: boolean;
+  version?: number;
+  commandId?: string;
+}
+
+export interface ConnectOptions {
+  baseUrl: string;
+  storage?: "indexedDB" | "localStorage" | "memory" | StorageAdapter;
+  namespace?: string;
+  /** Caller timeout per attempt, ms (default 30000). Ends only the local wait. */
+  timeoutMs?: number;
+  waitStage?: CommandStage;
+  /** Server-side Command-Wait-Timeout, ms (default: timeoutMs). */
+  waitTimeoutMs?: number;
+  retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number; maxConfirms?: number };
+  /** Fresh headers per request (auth); never persisted. */
+  headers?: () => Record<string, string> | Promise<Record<string, string>>;
+  /** Your own confirmation source (query model, BFF route). */
+  confirm?: (question: ConfirmQuestion) => ConfirmAnswer | Promise<ConfirmAnswer>;
+  /** Also send Command-Wait-Timout (servers before 8.4). */
+  legacyWaitTimeout?: boolean;
+  requestId?: "v7" | "v4";
+  retentionDays?: number;
+  /** Resume unresolved intents after connecting (only with Web Locks). */
+  resume?: boolean;
+  persistStorage?: boolean;
+}
+
+export interface Command {
+  aggregate: { contextAlias?: string; resource: string; id?: string; tenantId?: string; ownerId?: string };
+  action?: string;
+  method?: "POST" | "PUT" | "PATCH" | "DELETE";
+  path?: string;
+  body?: unknown;
+  intentKey?: string;
+  create?: boolean;
+  idInPath?: boolean;
+  waitStage?: CommandStage;
+  waitContext?: string;
+  waitProcessor?: string;
+  waitFunction?: string;
+  waitTailStage?: CommandStage;
+  expectedVersion?: number;
+  timeoutMs?: number;
+  waitTimeoutMs?: number;
+  headers?: Record<string, string>;
+}
+
+export interface FunctionInfo { functionKind: string; contextName: string; processorName: string; name: string }
+export interface BindingError { name: string; msg: string }
+
+export interface CommandResult {
+  id: string;
+  waitCommandId: string;
+  stage: CommandStage;
+  contextName: string;
+  aggregateName: string;
+  tenantId: string;
+  aggregateId: string;
+  aggregateVersion: number | null;
+  requestId: string;
+  commandId: string;
+  function: FunctionInfo;
+  errorCode: string;
+  errorMsg: string;
+  bindingErrors?: BindingError[];
+  result: Record<string, unknown>;
+  signalTime: number;
+  succeeded?: boolean;
+  /** Set when success was established by asking the history. */
+  confirmedByHistory?: boolean;
+}
+
+export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean }
+
+export interface Outcome {
+  status: OutcomeStatus;
+  intentId: string;
+  requestId: string;
+  intentKey: string | null;
+  /** true / false / null = not confirmed. */
+  appended: boolean | null;
+  result: CommandResult | null;
+  error: ErrorInfo | null;
+  /** Appended, but this wait stage (past PROCESSED) was not observed. */
+  downstreamPending: CommandStage | null;
+  appendedVersion: number | null;
+  appendedCommandId: string | null;
+  reason: string | null;
+  attempts: number;
+}
+
+export interface ResultStream extends AsyncIterable<CommandResult | ErrorInfo> {
+  stream: ReadableStream<CommandResult | ErrorInfo>;
+  outcome: Promise<Outcome>;
+}
+
+export interface ResumeReport { driven: Outcome[]; busy: string[] }
+export interface QuarantinedEntry { key: string; reason: string }
+
+export interface IntentRecord {
+  schemaVersion: number;
+  namespace: string;
+  intentId: string;
+  intentKey?: string;
+  requestId: string;
+  aggregate: { contextAlias?: string; resource: string; tenantId?: string; ownerId?: string; aggregateId: string };
+  command: { method: string; path: string; body: unknown; expectedVersion?: number; create: boolean;
+             wait: { stage: CommandStage; timeoutMs: number; context?: string; processor?: string; function?: string; tailStage?: CommandStage };
+             headers?: [string, string][] };
+  fingerprint: string;
+  state: IntentState;
+  attempts: { number: number; sentAt: number; commandId?: string; endedAt?: number; outcome?: unknown }[];
+  lastResult?: CommandResult;
+  reason?: string;
+  appended?: boolean;
+  createdAt: number;
+  updatedAt: number;
+  revision: number;
+}
+
+/** Every failure: the whole CommandResult and the outcome, typed. */
+export class CommandError extends Error {
+  code: string;
+  outcome: OutcomeStatus;
+  appended: boolean | null;
+  stage: CommandStage | null;
+  commandId: string | null;
+  requestId: string;
+  intentId: string;
+  aggregateId: string | null;
+  aggregateName: string | null;
+  contextName: string | null;
+  tenantId: string | null;
+  aggregateVersion: number | null;
+  errorMsg: string;
+  bindingErrors: BindingError[];
+  result: Record<string, unknown>;
+  commandResult: CommandResult | null;
+  reason: string | null;
+  detail: Outcome;
+}
+"#;

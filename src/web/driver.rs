@@ -1,0 +1,292 @@
+//! Runs an [`IntentMachine`] against the real world: storage, fetch,
+//! confirm queries and timers. Thin on purpose: every decision is the
+//! machine's.
+
+use wasm_bindgen::prelude::*;
+
+use super::http::{self, Answer, Failure};
+use super::locks::Announcer;
+use super::storage::AnyStore;
+use super::time::{self, AbortAt};
+use super::{to_js, JsFailure};
+use crate::core::journal::{IntentRecord, IntentState, IntentStore, Journal, RandomSource};
+use crate::core::machine::{
+    Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, TransportError,
+};
+use crate::core::protocol::{ConfirmQuery, StreamElement};
+
+#[wasm_bindgen(
+    inline_js = "export function randomBytes(n) { const b = new Uint8Array(n); globalThis.crypto.getRandomValues(b); return b; }"
+)]
+extern "C" {
+    #[wasm_bindgen(js_name = randomBytes, catch)]
+    fn random_bytes(n: u32) -> Result<js_sys::Uint8Array, JsValue>;
+}
+
+/// Randomness from `crypto.getRandomValues` (browsers, workers, Node ≥ 19).
+#[derive(Debug, Default)]
+pub struct CryptoRandom;
+
+impl RandomSource for CryptoRandom {
+    fn fill(&mut self, buf: &mut [u8]) {
+        match random_bytes(buf.len() as u32) {
+            Ok(bytes) => bytes.copy_to(buf),
+            // No Web Crypto: fall back to Math.random (ids stay unique in practice).
+            Err(_) => buf
+                .iter_mut()
+                .for_each(|b| *b = (js_sys::Math::random() * 256.0) as u8),
+        }
+    }
+}
+
+/// A random u64 (jitter seeds).
+pub fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    CryptoRandom.fill(&mut b);
+    u64::from_le_bytes(b)
+}
+
+/// Everything a drive needs.
+#[derive(Debug)]
+pub struct Client {
+    /// The intent journal.
+    pub journal: Journal<AnyStore>,
+    /// The gateway's base URL.
+    pub base_url: String,
+    /// Default machine settings.
+    pub config: MachineConfig,
+    /// Also send `Command-Wait-Timout` (servers before 8.4).
+    pub legacy_timeout: bool,
+    /// `() → headers` (object or Promise of one): fresh auth headers per request, never persisted.
+    pub headers: Option<js_sys::Function>,
+    /// A custom confirmer, `(query) → {appended, version?, commandId?}`.
+    pub confirmer: Option<js_sys::Function>,
+    /// State announcements to other tabs.
+    pub announcer: Announcer,
+}
+
+impl Client {
+    /// The caller's fresh headers for one request.
+    pub async fn extra_headers(&self) -> Result<Vec<(String, String)>, String> {
+        let Some(f) = &self.headers else {
+            return Ok(Vec::new());
+        };
+        let value = f
+            .call0(&JsValue::NULL)
+            .map_err(|e| JsFailure::from(e).to_string())?;
+        let value = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&value))
+            .await
+            .map_err(|e| JsFailure::from(e).to_string())?;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Vec::new());
+        }
+        let object: js_sys::Object = value
+            .dyn_into()
+            .map_err(|_| "headers() must return an object".to_owned())?;
+        Ok(js_sys::Object::entries(&object)
+            .iter()
+            .filter_map(|pair| {
+                let pair: js_sys::Array = pair.dyn_into().ok()?;
+                Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
+            })
+            .collect())
+    }
+
+    /// Asks the history, through the caller's confirmer or the gateway.
+    pub async fn confirm(&self, query: &ConfirmQuery, need_facts: bool) -> ConfirmAnswer {
+        match &self.confirmer {
+            Some(f) => custom_confirm(f, query, need_facts).await,
+            None => {
+                let extra = self.extra_headers().await.unwrap_or_default();
+                http::confirm_with_gateway(&self.base_url, query, need_facts, &extra).await
+            }
+        }
+    }
+
+    fn announce(&self, record: &IntentRecord) {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Announcement<'a> {
+            intent_id: &'a str,
+            state: IntentState,
+            revision: u64,
+        }
+        self.announcer.post(&to_js(&Announcement {
+            intent_id: &record.intent_id,
+            state: record.state,
+            revision: record.revision,
+        }));
+    }
+
+    /// Drives one intent to an outcome; stream elements go to `on_element`
+    /// as they arrive.
+    pub async fn drive(
+        &self,
+        record: IntentRecord,
+        config: MachineConfig,
+        on_element: &mut dyn FnMut(&StreamElement),
+    ) -> Outcome {
+        let stream = config.stream;
+        let mut machine = IntentMachine::new(record, config, random_u64());
+        machine.start(time::now());
+        loop {
+            while let Some(action) = machine.poll_action() {
+                match action {
+                    Action::Persist(record) => {
+                        let result = self.journal.store().put(&record).await;
+                        if let Ok(revision) = &result {
+                            let mut stored = (*record).clone();
+                            stored.revision = *revision;
+                            self.announce(&stored);
+                        }
+                        machine.handle_persisted(time::now(), result);
+                    }
+                    Action::Send { attempt } | Action::OpenStream { attempt } => {
+                        self.attempt(&mut machine, attempt, stream, on_element)
+                            .await;
+                    }
+                    Action::Confirm { query, need_facts } => {
+                        let answer = self.confirm(&query, need_facts).await;
+                        machine.handle_confirm(time::now(), answer);
+                    }
+                    Action::Emit(element) => on_element(&element),
+                    // The fetch was aborted by its deadline already.
+                    Action::Abort { .. } | Action::Escalate(_) => {}
+                    Action::Done(outcome) => return *outcome,
+                }
+            }
+            match machine.poll_timeout() {
+                Some(at) => {
+                    time::sleep(at - time::now()).await;
+                    machine.handle_timeout(time::now().max(at));
+                }
+                None => {
+                    // Unreachable by the machine's contract; never hang.
+                    return machine
+                        .outcome()
+                        .cloned()
+                        .unwrap_or_else(|| Outcome::from_record(machine.record()));
+                }
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        machine: &mut IntentMachine,
+        attempt: u32,
+        stream: bool,
+        on_element: &mut dyn FnMut(&StreamElement),
+    ) {
+        let deadline = machine
+            .poll_timeout()
+            .unwrap_or_else(|| time::now() + 30_000);
+        let controller = match web_sys::AbortController::new() {
+            Ok(c) => c,
+            Err(e) => {
+                let why = JsFailure::from(e).to_string();
+                return machine.handle_transport_error(
+                    time::now(),
+                    attempt,
+                    TransportError::NeverSent(why),
+                );
+            }
+        };
+        let _abort = AbortAt::new(&controller, deadline);
+        let extra = match self.extra_headers().await {
+            Ok(h) => h,
+            Err(why) => {
+                let why = format!("headers(): {why}");
+                return machine.handle_transport_error(
+                    time::now(),
+                    attempt,
+                    TransportError::NeverSent(why),
+                );
+            }
+        };
+        let request = http::command_request(
+            &self.base_url,
+            machine.record(),
+            stream,
+            self.legacy_timeout,
+            &extra,
+            &controller.signal(),
+        );
+        let result = match request {
+            Err(f) => Err(f),
+            Ok(request) => {
+                let mut feed = |element: StreamElement| {
+                    machine.handle_stream_element(attempt, element);
+                    while let Some(action) = machine.poll_action() {
+                        if let Action::Emit(e) = action {
+                            on_element(&e);
+                        }
+                    }
+                };
+                http::send_attempt(request, stream, &mut feed).await
+            }
+        };
+        let now = time::now();
+        match result {
+            Ok(Answer::Json(response, retry_after)) => {
+                machine.handle_response(now, attempt, *response, retry_after)
+            }
+            Ok(Answer::StreamEnded { cut }) => machine.handle_stream_end(now, attempt, cut),
+            Err(Failure::Aborted) => machine.handle_timeout(now.max(deadline)),
+            Err(Failure::NeverSent(why)) => {
+                machine.handle_transport_error(now, attempt, TransportError::NeverSent(why))
+            }
+            Err(Failure::Lost(why)) => {
+                machine.handle_transport_error(now, attempt, TransportError::Lost(why))
+            }
+        }
+    }
+}
+
+/// Calls the caller's confirmer with the question as a plain object.
+async fn custom_confirm(
+    f: &js_sys::Function,
+    query: &ConfirmQuery,
+    need_facts: bool,
+) -> ConfirmAnswer {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Question<'a> {
+        aggregate_id: &'a str,
+        request_id: &'a str,
+        resource: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tenant_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_alias: Option<&'a str>,
+        need_facts: bool,
+    }
+    let q = to_js(&Question {
+        aggregate_id: &query.aggregate_id,
+        request_id: &query.request_id,
+        resource: &query.route.resource,
+        tenant_id: query.route.tenant_id.as_deref(),
+        context_alias: query.route.context_alias.as_deref(),
+        need_facts,
+    });
+    let called = match f.call1(&JsValue::NULL, &q) {
+        Ok(v) => v,
+        Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),
+    };
+    let answer = match wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&called)).await
+    {
+        Ok(v) => v,
+        Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),
+    };
+    let get = |k: &str| js_sys::Reflect::get(&answer, &k.into()).unwrap_or(JsValue::UNDEFINED);
+    match get("appended").as_bool() {
+        Some(true) => ConfirmAnswer::Appended {
+            version: get("version").as_f64().map(|v| v as i64),
+            command_id: get("commandId").as_string(),
+        },
+        Some(false) => ConfirmAnswer::NotAppended,
+        None => {
+            ConfirmAnswer::Unavailable("the confirmer did not say `appended: true|false`".into())
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Talking to the gateway: one attempt as a JSON request or an SSE stage
+//! stream (elements handed on as their bytes arrive), and the confirm
+//! queries against the event history.
+
+use gloo_net::http::{Method, Request, RequestBuilder, Response};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use super::JsFailure;
+use crate::core::journal::IntentRecord;
+use crate::core::machine::ConfirmAnswer;
+use crate::core::protocol::headers::names;
+use crate::core::protocol::{
+    CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
+};
+
+/// Why an attempt produced no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The request could not be built: it never left.
+    NeverSent(String),
+    /// The deadline's AbortController fired.
+    Aborted,
+    /// The network failed; the request may have arrived.
+    Lost(String),
+}
+
+fn failure(e: JsValue) -> Failure {
+    let f = JsFailure::from(e);
+    if f.name == "AbortError" {
+        Failure::Aborted
+    } else {
+        Failure::Lost(f.to_string())
+    }
+}
+
+fn gloo_failure(e: gloo_net::Error) -> Failure {
+    match e {
+        gloo_net::Error::JsError(js) if js.name == "AbortError" => Failure::Aborted,
+        other => Failure::Lost(other.to_string()),
+    }
+}
+
+/// JSON text of a value, by the engine's `JSON.stringify`.
+pub fn json_text(value: &impl serde::Serialize) -> Result<String, String> {
+    let js = serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| e.to_string())?;
+    js_sys::JSON::stringify(&js)
+        .map(String::from)
+        .map_err(|e| JsFailure::from(e).to_string())
+}
+
+/// A response body read with `JSON.parse` and decoded without serde_json.
+fn body_from_text(text: &str) -> ResponseBody {
+    match js_sys::JSON::parse(text) {
+        Ok(value) => ResponseBody::decode(serde_wasm_bindgen::Deserializer::from(value)),
+        Err(e) => ResponseBody::Other {
+            reason: format!("not JSON ({}): {}", JsFailure::from(e), snippet(text)),
+        },
+    }
+}
+
+fn snippet(text: &str) -> String {
+    let mut end = text.len().min(120);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// Joins the base URL and a path.
+pub fn url(base: &str, path: &str) -> String {
+    format!("{}{}", base.trim_end_matches('/'), path)
+}
+
+/// Builds attempt requests for one intent.
+pub fn command_request(
+    base_url: &str,
+    record: &IntentRecord,
+    stream: bool,
+    legacy_timeout: bool,
+    extra: &[(String, String)],
+    signal: &web_sys::AbortSignal,
+) -> Result<Request, Failure> {
+    let c = &record.command;
+    let mut headers = CommandHeaders::new();
+    let never = |e: &dyn std::fmt::Display| Failure::NeverSent(e.to_string());
+    headers
+        .set(names::REQUEST_ID, &record.request_id)
+        .and_then(|h| h.set(names::AGGREGATE_ID, &record.aggregate.aggregate_id))
+        .and_then(|h| h.wait_plan(&c.wait.plan(), legacy_timeout))
+        .map_err(|e| never(&e))?;
+    if let Some(v) = c.expected_version {
+        headers
+            .set(names::AGGREGATE_VERSION, &v.to_string())
+            .map_err(|e| never(&e))?;
+    }
+    for (name, value) in c.headers.iter().chain(extra) {
+        headers.set(name, value).map_err(|e| never(&e))?;
+    }
+    let method = match c.method.to_ascii_uppercase().as_str() {
+        "POST" => Method::POST,
+        "PUT" => Method::PUT,
+        "PATCH" => Method::PATCH,
+        "DELETE" => Method::DELETE,
+        other => return Err(Failure::NeverSent(format!("unsupported method {other}"))),
+    };
+    let mut builder = RequestBuilder::new(&url(base_url, &c.path))
+        .method(method)
+        .abort_signal(Some(signal))
+        .header(names::CONTENT_TYPE, "application/json")
+        .header(
+            names::ACCEPT,
+            if stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            },
+        );
+    for (name, value) in headers.iter() {
+        builder = builder.header(name, value);
+    }
+    let body = json_text(&c.body).map_err(Failure::NeverSent)?;
+    builder
+        .body(body)
+        .map_err(|e| Failure::NeverSent(e.to_string()))
+}
+
+fn retry_after(response: &Response) -> Option<u64> {
+    let value = response.headers().get("Retry-After")?;
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(|s| s.saturating_mul(1000))
+}
+
+async fn read_json(response: Response) -> Result<(JsonResponse, Option<u64>), Failure> {
+    let status = response.status();
+    let header = response.headers().get(names::ERROR_CODE);
+    let after = retry_after(&response);
+    let text = response.text().await.map_err(gloo_failure)?;
+    let body = if text.trim().is_empty() {
+        ResponseBody::Other {
+            reason: "empty body".into(),
+        }
+    } else {
+        body_from_text(&text)
+    };
+    Ok((
+        JsonResponse {
+            status,
+            error_code_header: header,
+            body,
+        },
+        after,
+    ))
+}
+
+/// What sending an attempt produced.
+#[derive(Debug)]
+pub enum Answer {
+    /// A whole JSON answer (also what a proxy sends in stream mode).
+    Json(Box<JsonResponse>, Option<u64>),
+    /// A stage stream that ended; `cut` when it ended with an error.
+    StreamEnded {
+        /// Whether the body ended with a transport error or an undecodable event.
+        cut: bool,
+    },
+}
+
+/// Sends one attempt. In stream mode, each element goes to `on_element` as
+/// soon as its bytes arrive.
+pub async fn send_attempt(
+    request: Request,
+    stream: bool,
+    on_element: &mut dyn FnMut(StreamElement),
+) -> Result<Answer, Failure> {
+    let response = request.send().await.map_err(gloo_failure)?;
+    let is_sse = response
+        .headers()
+        .get("Content-Type")
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if !stream || !is_sse {
+        let (json, after) = read_json(response).await?;
+        return Ok(Answer::Json(Box::new(json), after));
+    }
+    let Some(body) = response.body() else {
+        return Ok(Answer::StreamEnded { cut: true });
+    };
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut decoder = SseDecoder::default();
+    loop {
+        let chunk = JsFuture::from(reader.read()).await.map_err(failure)?;
+        let done = js_sys::Reflect::get(&chunk, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            return Ok(Answer::StreamEnded {
+                cut: decoder.finish().is_err(),
+            });
+        }
+        let value = js_sys::Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        let bytes = js_sys::Uint8Array::new(&value).to_vec();
+        if decoder.feed(&bytes).is_err() {
+            let _ = reader.cancel();
+            return Ok(Answer::StreamEnded { cut: true });
+        }
+        while let Some(event) = decoder.next_event() {
+            match StreamElement::from_event(event.event.as_deref(), body_from_text(&event.data)) {
+                Ok(element) => on_element(element),
+                // A stage event without its result: the stream cannot be trusted further.
+                Err(_) => {
+                    let _ = reader.cancel();
+                    return Ok(Answer::StreamEnded { cut: true });
+                }
+            }
+        }
+    }
+}
+
+/// The default confirmer: the gateway's own event queries (`…/event/count`
+/// for existence, `…/event/list` when the stream's facts are wanted).
+pub async fn confirm_with_gateway(
+    base_url: &str,
+    query: &ConfirmQuery,
+    need_facts: bool,
+    extra: &[(String, String)],
+) -> ConfirmAnswer {
+    let (path, body) = if need_facts {
+        (query.list_path(), json_text(&query.list_body()))
+    } else {
+        (query.count_path(), json_text(&query.condition()))
+    };
+    let (path, body) = match (path, body) {
+        (Ok(p), Ok(b)) => (p, b),
+        (Err(e), _) => return ConfirmAnswer::Unavailable(e.to_string()),
+        (_, Err(e)) => return ConfirmAnswer::Unavailable(e),
+    };
+    let mut builder = RequestBuilder::new(&url(base_url, &path))
+        .method(Method::POST)
+        .header(names::CONTENT_TYPE, "application/json")
+        .header(names::ACCEPT, "application/json");
+    for (name, value) in extra {
+        builder = builder.header(name, value);
+    }
+    let response = match builder.body(body) {
+        Ok(request) => request.send().await,
+        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+    };
+    let response = match response {
+        Ok(r) if r.ok() => r,
+        Ok(r) => return ConfirmAnswer::Unavailable(format!("{path} answered {}", r.status())),
+        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+    };
+    let text = match response.text().await {
+        Ok(t) => t,
+        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+    };
+    let Ok(value) = js_sys::JSON::parse(&text) else {
+        return ConfirmAnswer::Unavailable(format!("{path} did not answer JSON"));
+    };
+    if need_facts {
+        let Ok(streams) = serde_wasm_bindgen::from_value::<Vec<JsonValue>>(value) else {
+            return ConfirmAnswer::Unavailable(format!("{path} did not answer a list"));
+        };
+        let found = streams.into_iter().find(|s| {
+            s.get("requestId").and_then(JsonValue::as_str) == Some(query.request_id.as_str())
+        });
+        match found {
+            None => ConfirmAnswer::NotAppended,
+            Some(s) => ConfirmAnswer::Appended {
+                version: s.get("version").and_then(JsonValue::as_i64),
+                command_id: s
+                    .get("commandId")
+                    .and_then(JsonValue::as_str)
+                    .map(str::to_owned),
+            },
+        }
+    } else {
+        match value.as_f64() {
+            Some(n) if n >= 1.0 => ConfirmAnswer::Appended {
+                version: None,
+                command_id: None,
+            },
+            Some(_) => ConfirmAnswer::NotAppended,
+            None => ConfirmAnswer::Unavailable(format!("{path} did not answer a number")),
+        }
+    }
+}

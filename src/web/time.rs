@@ -1,0 +1,55 @@
+//! The one clock adaptor: the core takes time as a parameter, and this is
+//! where the web layer reads it. Timers use `setTimeout`, present in
+//! browsers, workers, edge runtimes and Node.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(
+    inline_js = "export function sleepMs(ms) { return new Promise((r) => setTimeout(r, Math.max(0, ms))); }
+export function after(ms, f) { return setTimeout(f, Math.max(0, ms)); }
+export function cancelAfter(handle) { clearTimeout(handle); }"
+)]
+extern "C" {
+    #[wasm_bindgen(js_name = sleepMs)]
+    fn sleep_ms(ms: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = after)]
+    fn after(ms: f64, f: &js_sys::Function) -> JsValue;
+    #[wasm_bindgen(js_name = cancelAfter)]
+    fn cancel_after(handle: &JsValue);
+}
+
+/// Milliseconds since the epoch.
+pub fn now() -> i64 {
+    js_sys::Date::now() as i64
+}
+
+/// Waits `ms` milliseconds.
+pub async fn sleep(ms: i64) {
+    let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(ms as f64)).await;
+}
+
+/// Aborts `controller` at `deadline` (epoch ms) unless dropped first.
+#[derive(Debug)]
+pub struct AbortAt {
+    handle: JsValue,
+    _closure: Closure<dyn FnMut()>,
+}
+
+impl AbortAt {
+    /// Schedules the abort.
+    pub fn new(controller: &web_sys::AbortController, deadline: i64) -> AbortAt {
+        let controller = controller.clone();
+        let closure = Closure::<dyn FnMut()>::new(move || controller.abort());
+        let handle = after((deadline - now()) as f64, closure.as_ref().unchecked_ref());
+        AbortAt {
+            handle,
+            _closure: closure,
+        }
+    }
+}
+
+impl Drop for AbortAt {
+    fn drop(&mut self) {
+        cancel_after(&self.handle);
+    }
+}

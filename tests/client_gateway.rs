@@ -1,0 +1,481 @@
+//! The client against the real test gateway, in headless Chromium and in
+//! Node: every fault ends in the outcome the design rules prescribe, and the
+//! gateway's history holds exactly one stream per intent.
+#![cfg(target_arch = "wasm32")]
+
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+use wow_command_client::js::WowClient;
+
+#[wasm_bindgen(module = "/tests/support/client.js")]
+extern "C" {
+    fn collect(handle: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = addFault)]
+    fn add_fault(base: &str, rule: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = storedStreams)]
+    fn stored_streams(
+        base: &str,
+        resource: &str,
+        aggregate_id: &str,
+        request_id: &str,
+    ) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = firedFor)]
+    fn fired_for(base: &str, aggregate_id: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = errorOf)]
+    fn error_of(e: &JsValue) -> JsValue;
+}
+
+fn base() -> &'static str {
+    match option_env!("WOW_GATEWAY_URL") {
+        Some(url) => url,
+        None => panic!(
+            "set WOW_GATEWAY_URL to a running wow-test-gateway when building (npm test does)"
+        ),
+    }
+}
+
+fn js(v: Value) -> JsValue {
+    js_sys::JSON::parse(&v.to_string()).unwrap()
+}
+
+fn rust(v: &JsValue) -> Value {
+    let text: String = js_sys::JSON::stringify(v).unwrap().into();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{:x}", (js_sys::Math::random() * 1e15) as u64)
+}
+
+async fn client(extra: Value) -> WowClient {
+    client_over(extra, JsValue::UNDEFINED).await
+}
+
+/// A client whose storage is `storage` (an adapter object), when given.
+async fn client_over(extra: Value, storage: JsValue) -> WowClient {
+    let mut options = json!({
+        "baseUrl": base(), "storage": "memory", "namespace": unique("ns"),
+        "timeoutMs": 2000, "retry": {"baseMs": 50, "maxMs": 200}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        options[k] = v.clone();
+    }
+    let options = js(options);
+    if !storage.is_undefined() {
+        js_sys::Reflect::set(&options, &"storage".into(), &storage).unwrap();
+    }
+    WowClient::connect(options).await.unwrap()
+}
+
+async fn fault(rule: Value) {
+    JsFuture::from(add_fault(base(), &js(rule))).await.unwrap();
+}
+
+async fn stored(resource: &str, id: &str, request_id: &str) -> i64 {
+    JsFuture::from(stored_streams(base(), resource, id, request_id))
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap() as i64
+}
+
+async fn fired(id: &str) -> Vec<String> {
+    let v = JsFuture::from(fired_for(base(), id)).await.unwrap();
+    serde_json::from_value(rust(&v)).unwrap()
+}
+
+fn create(id: &str) -> JsValue {
+    js(
+        json!({"aggregate": {"resource": "account", "id": id}, "action": "create_account",
+              "create": true, "body": {"name": id, "balance": 100}}),
+    )
+}
+
+fn lock(id: &str, amount: i64) -> JsValue {
+    js(
+        json!({"aggregate": {"resource": "account", "id": id}, "action": "lock_amount", "body": {"amount": amount}}),
+    )
+}
+
+fn with(command: &JsValue, extra: Value) -> JsValue {
+    let mut v = rust(command);
+    for (k, val) in extra.as_object().unwrap() {
+        v[k] = val.clone();
+    }
+    js(v)
+}
+
+async fn outcome(c: &WowClient, command: JsValue) -> Value {
+    rust(&c.send(command).await.unwrap())
+}
+
+async fn failure(c: &WowClient, command: JsValue) -> Value {
+    let e = c.send_and_wait(command).await.expect_err("a CommandError");
+    rust(&error_of(&e))
+}
+
+#[wasm_bindgen_test]
+async fn send_and_wait_resolves_to_the_command_result() {
+    let c = client(json!({})).await;
+    let id = unique("ok");
+    let r = rust(&c.send_and_wait(create(&id)).await.unwrap());
+    assert_eq!(r["stage"], "PROCESSED");
+    assert_eq!(r["aggregateId"], id.as_str());
+    assert_eq!(r["succeeded"], true);
+    let request_id = r["requestId"].as_str().unwrap();
+    assert_eq!(stored("account", &id, request_id).await, 1);
+    let intents = rust(&c.intents().await.unwrap());
+    assert_eq!(intents[0]["state"], "succeeded");
+    assert_eq!(intents[0]["requestId"], request_id);
+}
+
+#[wasm_bindgen_test]
+async fn the_stream_yields_every_stage_and_checks_each() {
+    let c = client(json!({})).await;
+    let id = unique("st");
+    let handle = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})));
+    let got = rust(&JsFuture::from(collect(&handle)).await.unwrap());
+    let stages: Vec<&str> = got["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["SENT", "PROCESSED", "SNAPSHOT"]);
+    assert!(got["error"].is_null());
+    assert_eq!(got["outcome"]["status"], "succeeded");
+}
+
+#[wasm_bindgen_test]
+async fn drop_response_after_append_is_confirmed_and_never_resent() {
+    for stream in [false, true] {
+        let c = client(json!({})).await;
+        let id = unique("drop");
+        fault(json!({"match": {"aggregateId": id}, "fault": "drop_response_after_append", "times": 1})).await;
+        let o = if stream {
+            let h = c.send_and_wait_stream(create(&id));
+            rust(&JsFuture::from(collect(&h)).await.unwrap())["outcome"].clone()
+        } else {
+            outcome(&c, create(&id)).await
+        };
+        assert_eq!(o["status"], "succeeded", "{o}");
+        assert_eq!(o["appended"], true);
+        assert_eq!(o["attempts"], 1, "confirmed, not resent");
+        assert_eq!(
+            stored("account", &id, o["requestId"].as_str().unwrap()).await,
+            1
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn lost_requests_and_proxy_errors_are_retried_with_the_same_request_id() {
+    for kind in ["drop_request", "unavailable"] {
+        let c = client(json!({})).await;
+        let id = unique(kind);
+        fault(json!({"match": {"aggregateId": id}, "fault": kind, "times": 1})).await;
+        let o = outcome(&c, create(&id)).await;
+        assert_eq!(o["status"], "succeeded", "{kind}: {o}");
+        // The client retries once; a browser may already have replayed the
+        // POST itself on a dropped keep-alive connection (same requestId).
+        assert!(matches!(o["attempts"].as_u64(), Some(1 | 2)), "{kind}: {o}");
+        assert_eq!(
+            stored("account", &id, o["requestId"].as_str().unwrap()).await,
+            1
+        );
+        assert_eq!(fired(&id).await, [kind]);
+    }
+}
+
+#[wasm_bindgen_test]
+async fn processing_slower_than_the_caller_still_ends_in_one_stream() {
+    let c = client(json!({"timeoutMs": 400})).await;
+    let id = unique("slow");
+    fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 1200, "times": 1}))
+        .await;
+    let o = outcome(&c, create(&id)).await;
+    assert_eq!(o["status"], "succeeded", "{o}");
+    let rid = o["requestId"].as_str().unwrap().to_owned();
+    // Wait for the delayed first delivery: the store must refuse it.
+    JsFuture::from(js_sys::Promise::new(&mut |r, _| {
+        let _ = web_sys_set_timeout(&r, 1500);
+    }))
+    .await
+    .unwrap();
+    assert_eq!(stored("account", &id, &rid).await, 1);
+}
+
+fn web_sys_set_timeout(f: &js_sys::Function, ms: i32) -> Result<JsValue, JsValue> {
+    let set_timeout = js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into())?;
+    let set_timeout: js_sys::Function = set_timeout.unchecked_into();
+    set_timeout.call2(&JsValue::NULL, f, &ms.into())
+}
+
+#[wasm_bindgen_test]
+async fn gateway_validation_is_a_typed_rejection() {
+    let c = client(json!({})).await;
+    let id = unique("bad");
+    let bad = js(
+        json!({"aggregate": {"resource": "account", "id": id}, "action": "create_account",
+                        "create": true, "body": {"name": "", "balance": -1}}),
+    );
+    let e = failure(&c, bad).await;
+    assert_eq!(e["isCommandError"], true);
+    assert_eq!(
+        (e["code"].as_str(), e["outcome"].as_str()),
+        (Some("CommandValidation"), Some("rejected"))
+    );
+    assert_eq!(e["appended"], false);
+    assert_eq!(e["stage"], "SENT");
+    assert_eq!(e["bindingErrors"].as_array().unwrap().len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn business_rejections_are_confirmed_and_reported() {
+    let c = client(json!({})).await;
+    let id = unique("biz");
+    c.send_and_wait(create(&id)).await.unwrap();
+    let prepare = js(
+        json!({"aggregate": {"resource": "account", "id": id}, "action": "prepare",
+                            "method": "POST", "body": {"to": "x", "amount": 1000}}),
+    );
+    let e = failure(&c, prepare).await;
+    assert_eq!(
+        (e["code"].as_str(), e["outcome"].as_str()),
+        (Some("IllegalState"), Some("rejected"))
+    );
+    assert_eq!(e["appended"], false, "confirmed against history");
+    assert_eq!(e["stage"], "PROCESSED");
+}
+
+#[wasm_bindgen_test]
+async fn a_version_conflict_goes_to_the_caller() {
+    let c = client(json!({})).await;
+    let id = unique("ver");
+    c.send_and_wait(create(&id)).await.unwrap();
+    let stale = with(&lock(&id, 1), json!({"expectedVersion": 7}));
+    let e = failure(&c, stale).await;
+    assert_eq!(
+        (e["code"].as_str(), e["outcome"].as_str()),
+        (Some("CommandExpectVersionConflict"), Some("conflict"))
+    );
+    assert_eq!(e["appended"], false);
+}
+
+#[wasm_bindgen_test]
+async fn a_create_on_a_taken_id_tells_mine_from_theirs() {
+    let mine = client(json!({})).await;
+    let theirs = client(json!({})).await;
+    let id = unique("taken");
+    theirs.send_and_wait(create(&id)).await.unwrap();
+    let e = failure(&mine, create(&id)).await;
+    assert_eq!(e["outcome"], "conflict", "{e}");
+    // My own earlier create, after local storage was lost: the business key
+    // derives the same requestId and aggregate id, and history says "mine".
+    let ns = unique("lost");
+    let key = unique("signup");
+    let keyed = js(
+        json!({"aggregate": {"resource": "account"}, "action": "create_account", "create": true,
+                          "intentKey": key, "body": {"name": "k", "balance": 1}}),
+    );
+    let before = outcome(&client(json!({"namespace": ns})).await, keyed.clone()).await;
+    assert_eq!(before["status"], "succeeded");
+    let after = outcome(&client(json!({"namespace": ns})).await, keyed).await;
+    assert_eq!(after["status"], "succeeded", "{after}");
+    assert_eq!(after["requestId"], before["requestId"]);
+    assert_eq!(after["appended"], true);
+    let aggregate = before["result"]["aggregateId"].as_str().unwrap();
+    assert_eq!(
+        after["result"]["aggregateId"].as_str().unwrap_or(aggregate),
+        aggregate
+    );
+    assert_eq!(
+        stored("account", aggregate, before["requestId"].as_str().unwrap()).await,
+        1
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_same_intent_key_replays_the_outcome_without_sending() {
+    let c = client(json!({})).await;
+    let id = unique("key");
+    c.send_and_wait(create(&id)).await.unwrap();
+    let key = unique("pay");
+    let cmd = with(&lock(&id, 3), json!({"intentKey": key}));
+    let first = outcome(&c, cmd.clone()).await;
+    let again = outcome(&c, cmd).await;
+    assert_eq!(first["status"], "succeeded");
+    assert_eq!(again["status"], "succeeded");
+    assert_eq!(first["requestId"], again["requestId"]);
+    assert_eq!(
+        stored("account", &id, first["requestId"].as_str().unwrap()).await,
+        1
+    );
+    let other = with(&lock(&id, 4), json!({"intentKey": key}));
+    let e = failure(&c, other).await;
+    assert_eq!(e["code"], "IntentKeyReused");
+}
+
+#[wasm_bindgen_test]
+async fn an_unconfirmable_outcome_is_escalated_then_confirmed_by_hand() {
+    let c = client(json!({"retry": {"baseMs": 20, "maxConfirms": 2}})).await;
+    let id = unique("esc");
+    fault(json!({"match": {"aggregateId": id}, "fault": "drop_response_after_append", "times": 1}))
+        .await;
+    fault(json!({"match": {"path": "/account/event/*"}, "fault": "query_unavailable", "times": 2}))
+        .await;
+    let e = failure(&c, create(&id)).await;
+    assert_eq!(e["outcome"], "escalated", "{e}");
+    assert!(e["appended"].is_null());
+    let intents = rust(&c.intents().await.unwrap());
+    assert_eq!(intents[0]["state"], "escalated");
+    let confirmed = rust(
+        &c.confirm(e["requestId"].as_str().unwrap().to_owned())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(confirmed["status"], "succeeded");
+    assert_eq!(confirmed["appended"], true);
+    assert_eq!(confirmed["attempts"], 1, "confirmation never sends");
+}
+
+#[wasm_bindgen_test]
+async fn stream_faults_cut_and_downstream_failures() {
+    let c = client(json!({})).await;
+    // Cut after PROCESSED while waiting for SNAPSHOT: appended, stage pending.
+    let id = unique("cut");
+    fault(json!({"match": {"aggregateId": id}, "fault": "cut_stream_after", "stage": "PROCESSED", "times": 1})).await;
+    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})));
+    let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
+    assert_eq!(got["outcome"]["status"], "succeeded", "{got}");
+    assert_eq!(got["outcome"]["downstreamPending"], "SNAPSHOT");
+    // Cut after SENT: unknown, confirmed, appended.
+    let id = unique("cut-sent");
+    fault(json!({"match": {"aggregateId": id}, "fault": "cut_stream_after", "stage": "SENT", "times": 1})).await;
+    let h = c.send_and_wait_stream(create(&id));
+    let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
+    assert_eq!(got["outcome"]["status"], "succeeded", "{got}");
+    assert_eq!(got["outcome"]["attempts"], 1);
+    assert_eq!(
+        stored(
+            "account",
+            &id,
+            got["outcome"]["requestId"].as_str().unwrap()
+        )
+        .await,
+        1
+    );
+    // A failed SNAPSHOT element: the stream throws at its end, appended.
+    let id = unique("down");
+    fault(json!({"match": {"aggregateId": id}, "fault": "downstream_fail", "stage": "SNAPSHOT", "times": 1})).await;
+    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})));
+    let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
+    let last = got["elements"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["stage"].as_str(), last["succeeded"].as_bool()),
+        (Some("SNAPSHOT"), Some(false))
+    );
+    assert_eq!(got["outcome"]["status"], "rejected");
+    assert_eq!(got["outcome"]["appended"], true);
+    assert!(!got["error"].is_null(), "the iterator throws at the end");
+}
+
+#[wasm_bindgen_test]
+async fn duplicate_delivery_and_precheck_false_positives_are_invisible() {
+    let c = client(json!({})).await;
+    for kind in [
+        "duplicate_delivery",
+        "precheck_false_positive",
+        "fail_processed_after_append",
+    ] {
+        let id = unique(kind);
+        fault(json!({"match": {"aggregateId": id}, "fault": kind, "times": 1})).await;
+        let o = outcome(&c, create(&id)).await;
+        assert_eq!(o["status"], "succeeded", "{kind}: {o}");
+        assert_eq!(
+            stored("account", &id, o["requestId"].as_str().unwrap()).await,
+            1,
+            "{kind}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn bad_input_is_refused_before_anything_is_stored() {
+    let c = client(json!({})).await;
+    for (cmd, needle) in [
+        (
+            json!({"aggregate": {"resource": "account"}, "action": "lock_amount", "body": {}}),
+            "aggregate.id",
+        ),
+        (
+            json!({"aggregate": {"resource": "account", "id": "x"}, "action": "a", "waitStage": "DONE"}),
+            "wait stage",
+        ),
+        (
+            json!({"aggregate": {"resource": "account", "id": "x"}, "action": "a", "headers": {"X-Bad": "a\nb"}}),
+            "X-Bad",
+        ),
+        (json!({"action": "a"}), "aggregate"),
+    ] {
+        let e = failure(&c, js(cmd)).await;
+        assert_eq!(e["code"], "InvalidCommand");
+        assert!(e["message"].as_str().unwrap().contains(needle), "{e}");
+    }
+    assert_eq!(
+        rust(&c.intents().await.unwrap()).as_array().unwrap().len(),
+        0
+    );
+    let bad = WowClient::connect(js(json!({"baseUrl": "localhost:1"}))).await;
+    assert!(bad.is_err());
+}
+
+#[wasm_bindgen(module = "/tests/support/adapters.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = memoryAdapter)]
+    fn memory_adapter(atomic: bool) -> JsValue;
+}
+
+#[wasm_bindgen_test]
+async fn resume_after_a_crash_finishes_the_same_request_id() {
+    use wow_command_client::core::journal::{IntentState, Journal, SeededRandom};
+    use wow_command_client::web::storage::AnyStore;
+
+    // The page that crashed: it persisted the intent as "sending" and died.
+    let adapter = memory_adapter(true);
+    let ns = unique("crash");
+    let setup = client_over(json!({"namespace": ns}), adapter.clone()).await;
+    let id = unique("acct");
+    setup.send_and_wait(create(&id)).await.unwrap();
+    let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
+    let parsed = wow_command_client::js::input::read("command", lock(&id, 2)).unwrap();
+    let defaults = wow_command_client::js::input::Defaults {
+        config: Default::default(),
+        wait_stage: wow_command_client::core::protocol::CommandStage::Processed,
+        wait_timeout_ms: None,
+        policy: Default::default(),
+    };
+    let (intent, _) = wow_command_client::js::input::intent(parsed, &defaults, false).unwrap();
+    let mut record = journal
+        .begin(1, intent, &mut SeededRandom::new(1))
+        .await
+        .unwrap()
+        .record()
+        .clone();
+    record.state = IntentState::Sending;
+    journal.save(&mut record, 2).await.unwrap();
+
+    // The reloaded page: a new client over the same storage.
+    let reloaded = client_over(json!({"namespace": ns}), adapter.clone()).await;
+    let report = rust(&reloaded.resume().await.unwrap());
+    let driven = report["driven"].as_array().unwrap();
+    assert_eq!(driven.len(), 1, "{report}");
+    assert_eq!(driven[0]["status"], "succeeded");
+    assert_eq!(driven[0]["requestId"], record.request_id.as_str());
+    assert_eq!(stored("account", &id, &record.request_id).await, 1);
+    // Nothing is left to resume.
+    let again = rust(&reloaded.resume().await.unwrap());
+    assert_eq!(again["driven"].as_array().unwrap().len(), 0);
+}

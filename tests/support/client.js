@@ -1,0 +1,49 @@
+// Helpers for the client tests: drain a result stream, and talk to the
+// test gateway's control API and history directly (the independent check).
+
+export async function collect(handle) {
+  const elements = [];
+  let error = null;
+  try {
+    for await (const element of handle) elements.push(element);
+  } catch (e) {
+    error = e;
+  }
+  return { elements, error, outcome: await handle.outcome };
+}
+
+export async function addFault(base, rule) {
+  const r = await fetch(`${base}/__gateway/faults`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ rules: [rule] }),
+  });
+  if (!r.ok) throw new Error(`fault refused: ${r.status}`);
+}
+
+export async function storedStreams(base, resource, aggregateId, requestId) {
+  const r = await fetch(`${base}/${resource}/event/count`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ operator: "AND", children: [
+      { operator: "AGGREGATE_ID", value: aggregateId },
+      { field: "requestId", operator: "EQ", value: requestId },
+    ] }),
+  });
+  if (!r.ok) throw new Error(`count failed: ${r.status}`);
+  return r.json();
+}
+
+export async function firedFor(base, aggregateId) {
+  const r = await fetch(`${base}/__gateway/faults`);
+  const report = await r.json();
+  return report.fired.filter((f) => f.aggregateId === aggregateId).map((f) => f.fault);
+}
+
+export function errorOf(e) {
+  return { isCommandError: e && e.name === "CommandError", code: e && e.code, outcome: e && e.outcome,
+           appended: e && e.appended, stage: e && e.stage, bindingErrors: e && e.bindingErrors,
+           requestId: e && e.requestId, message: e && e.message };
+}
+
+export function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
