@@ -69,6 +69,7 @@ fn journal_error(e: JournalError) -> JsValue {
         JournalError::Storage(StoreError::Conflict { .. }) => ("IntentBusy", Status::Unknown),
         JournalError::IntentKeyReused { .. } => ("IntentKeyReused", Status::Rejected),
         JournalError::MissingAggregateId => ("InvalidCommand", Status::Rejected),
+        JournalError::NotInConflict { .. } => ("NotInConflict", Status::Rejected),
     };
     let mut outcome = failed_outcome(code, &e.to_string(), status, Some(false));
     if let JournalError::IntentKeyReused {
@@ -309,6 +310,33 @@ impl WowClient {
         let wait = config.caller_timeout_ms;
         let outcome = drive_locked(&self.inner, record, config, wait, &mut |_| {}).await;
         Ok(to_js(&outcome))
+    }
+
+    /// Retries an intent that met a version conflict, on the caller's say-so:
+    /// the same intent and requestId, now expecting `expectedVersion`
+    /// (reload the aggregate, decide, then call this). Resolves to the Outcome.
+    #[wasm_bindgen(unchecked_return_type = "Outcome")]
+    pub async fn retry(
+        &self,
+        intent: String,
+        #[wasm_bindgen(unchecked_param_type = "{ expectedVersion?: number | null }")]
+        decision: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let expected = js_sys::Reflect::get(&decision, &"expectedVersion".into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .map(|v| v as i64);
+        let record = self
+            .inner
+            .journal
+            .redecide(time::now(), &intent, expected)
+            .await
+            .map_err(journal_error)?;
+        let config = self.defaults.config.clone();
+        let wait = config.caller_timeout_ms;
+        Ok(to_js(
+            &drive_locked(&self.inner, record, config, wait, &mut |_| {}).await,
+        ))
     }
 
     /// Deletes settled intents older than the retention window.

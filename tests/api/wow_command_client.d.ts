@@ -211,6 +211,12 @@ export class WowClient {
      */
     resume(): Promise<ResumeReport>;
     /**
+     * Retries an intent that met a version conflict, on the caller's say-so:
+     * the same intent and requestId, now expecting `expectedVersion`
+     * (reload the aggregate, decide, then call this). Resolves to the Outcome.
+     */
+    retry(intent: string, decision: { expectedVersion?: number | null }): Promise<Outcome>;
+    /**
      * Sends a command over the SSE stage stream. The handle is an async
      * iterable (and `.stream`, a ReadableStream) of every CommandResult as
      * its bytes arrive, failed ones included; it throws `CommandError` at

@@ -56,6 +56,11 @@ pub enum JournalError {
     },
     /// A command that does not create its aggregate must name it.
     MissingAggregateId,
+    /// Only an intent in conflict can be re-decided by its caller.
+    NotInConflict {
+        /// Its state.
+        state: IntentState,
+    },
 }
 
 impl From<StoreError> for JournalError {
@@ -74,6 +79,9 @@ impl ::core::fmt::Display for JournalError {
             ),
             JournalError::MissingAggregateId => {
                 f.write_str("the command does not create its aggregate, so it needs an aggregate id")
+            }
+            JournalError::NotInConflict { state } => {
+                write!(f, "the intent is {state:?}, not in conflict: nothing to re-decide")
             }
         }
     }
@@ -253,6 +261,35 @@ impl<S: IntentStore> Journal<S> {
                 Err(e.into())
             }
         }
+    }
+
+    /// The caller re-decided an intent that met a version conflict: the same
+    /// intent, with the same requestId, goes out again expecting
+    /// `expected_version` (DESIGN rule 6: never bumped without the caller).
+    /// The business key stays bound to the payload it was first given with.
+    pub async fn redecide(
+        &self,
+        now_ms: i64,
+        intent_id: &str,
+        expected_version: Option<i64>,
+    ) -> Result<IntentRecord, JournalError> {
+        let mut record =
+            self.find(intent_id)
+                .await?
+                .ok_or(JournalError::Storage(StoreError::Conflict {
+                    current: None,
+                }))?;
+        if record.state != IntentState::Conflict {
+            return Err(JournalError::NotInConflict {
+                state: record.state,
+            });
+        }
+        record.command.expected_version = expected_version;
+        record.state = IntentState::Pending;
+        record.reason = Some("re-decided by the caller after a conflict".into());
+        record.appended = None;
+        self.save(&mut record, now_ms).await?;
+        Ok(record)
     }
 
     /// One intent by id (its requestId) or by business key.

@@ -373,3 +373,32 @@ fn records_round_trip_and_the_schema_is_checked_on_read() {
         Err(RecordError::Corrupt(_))
     ));
 }
+
+#[test]
+fn only_a_conflict_is_re_decided_and_it_keeps_its_request_id() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let begun = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(13)))
+        .unwrap();
+    let mut record = begun.record().clone();
+    let refused = block_on(journal.redecide(NOW, &record.intent_id, Some(4)));
+    assert_eq!(
+        refused,
+        Err(JournalError::NotInConflict {
+            state: IntentState::Pending
+        })
+    );
+    record.state = IntentState::Conflict;
+    block_on(journal.save(&mut record, NOW)).unwrap();
+    let again = block_on(journal.redecide(NOW + 1, "k", Some(4))).unwrap();
+    assert_eq!(again.request_id, record.request_id);
+    assert_eq!(again.command.expected_version, Some(4));
+    assert_eq!(again.state, IntentState::Pending);
+    // The key still replays the intent for its original payload.
+    let replay = block_on(journal.begin(
+        NOW + 2,
+        intent(Some("k"), "a", 1),
+        &mut SeededRandom::new(14),
+    ))
+    .unwrap();
+    assert_eq!(replay.record().request_id, record.request_id);
+}
