@@ -53,6 +53,8 @@ pub struct Settings {
     pub stage_gap: Duration,
     /// Bloom-filter TTL of the requestId pre-check.
     pub precheck_ttl: Duration,
+    /// The demo page and package, when served.
+    pub static_dirs: crate::static_files::StaticDirs,
 }
 
 /// Shared state.
@@ -362,6 +364,11 @@ impl App {
         let path = req.uri().path().to_owned();
         if let Some(control) = path.strip_prefix("/__gateway/") {
             return Ok(self.control(control, req).await);
+        }
+        if req.method() == Method::GET {
+            if let Some(file) = self.settings.static_dirs.serve(&path) {
+                return Ok(file);
+            }
         }
         let Some(target) = parse_target(&path) else {
             return Ok(not_found(&path));

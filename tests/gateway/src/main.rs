@@ -8,6 +8,7 @@ mod faults;
 mod gateway;
 mod http;
 mod query;
+mod static_files;
 mod store;
 
 use std::path::PathBuf;
@@ -19,7 +20,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 fn usage() -> ! {
-    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N]");
+    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR]");
     std::process::exit(2)
 }
 
@@ -30,6 +31,7 @@ async fn main() {
     let mut seed: Option<u64> = None;
     let mut backoff_ms = 500u64;
     let mut gap_ms = 5u64;
+    let mut static_dirs = static_files::StaticDirs::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -39,6 +41,8 @@ async fn main() {
             "--seed" => seed = Some(value().parse().unwrap_or_else(|_| usage())),
             "--retry-backoff-ms" => backoff_ms = value().parse().unwrap_or_else(|_| usage()),
             "--stage-gap-ms" => gap_ms = value().parse().unwrap_or_else(|_| usage()),
+            "--www" => static_dirs.www = Some(PathBuf::from(value())),
+            "--pkg" => static_dirs.pkg = Some(PathBuf::from(value())),
             _ => usage(),
         }
     }
@@ -59,6 +63,7 @@ async fn main() {
             retry_backoff: Duration::from_millis(backoff_ms),
             stage_gap: Duration::from_millis(gap_ms),
             precheck_ttl: Duration::from_secs(60),
+            static_dirs,
         },
         seed.unwrap_or(0),
     );

@@ -1,0 +1,196 @@
+// End-to-end: the demo page in Debian's Chromium (playwright-core) against
+// the test gateway, which serves the page and the built package. Each test
+// works in its own storage namespace; the gateway's history is checked
+// independently of the page.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const root = new URL("../..", import.meta.url).pathname;
+const artifacts = join(root, "test-artifacts");
+mkdirSync(artifacts, { recursive: true });
+let gateway, base, browser;
+
+before(async () => {
+  const db = join(mkdtempSync(join(tmpdir(), "wow-e2e-")), "events.sqlite");
+  gateway = spawn(join(root, "target/debug/wow-test-gateway"),
+    ["--listen", "127.0.0.1:0", "--db", db, "--www", join(root, "www"), "--pkg", join(root, "pkg"), "--retry-backoff-ms", "5"],
+    { stdio: ["ignore", "pipe", "inherit"] });
+  base = await new Promise((resolve, reject) => {
+    gateway.stdout.once("data", (d) => {
+      const m = /^listening on (\S+)/.exec(String(d));
+      m ? resolve(m[1]) : reject(new Error(`unexpected: ${d}`));
+    });
+    gateway.once("exit", (code) => reject(new Error(`gateway exited ${code}`)));
+  });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+           "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  gateway?.kill();
+});
+
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+
+async function open(context, ns, extra = "") {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  await page.goto(`${base}/?ns=${ns}${extra}`);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 20_000 });
+  return page;
+}
+
+async function fault(rule) {
+  const r = await fetch(`${base}/__gateway/faults`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rules: [rule] }),
+  });
+  assert.equal(r.status, 200);
+}
+
+async function stored(aggregateId, requestId) {
+  const r = await fetch(`${base}/account/event/count`, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ operator: "AND", children: [
+      { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] }),
+  });
+  return r.json();
+}
+
+async function openAccount(page) {
+  await page.click("[data-testid=open]");
+  const card = page.locator(".card").first();
+  await card.locator("xpath=self::*[@data-status]").waitFor({ timeout: 20_000 });
+  assert.equal(await card.getAttribute("data-status"), "succeeded");
+  return page.locator("[data-testid=account]").inputValue();
+}
+
+async function lastCard(page, status) {
+  const card = page.locator(".card").first();
+  await page.waitForFunction((s) => document.querySelector(".card")?.dataset.status === s, status, { timeout: 30_000 });
+  return card;
+}
+
+test("a normal send fills the stage timeline as elements arrive", async () => {
+  const context = await browser.newContext();
+  const page = await open(context, unique("normal"));
+  const account = await openAccount(page);
+  await page.click("[data-testid=lock]");
+  const card = await lastCard(page, "succeeded");
+  const stages = await card.locator("[data-testid=timeline] li").allTextContents();
+  assert.deepEqual(stages, ["SENT", "PROCESSED", "SNAPSHOT"]);
+  const requestId = await card.getAttribute("data-request-id");
+  assert.equal(await stored(account, requestId), 1);
+  await page.screenshot({ path: join(artifacts, "normal.png"), fullPage: true });
+  await context.close();
+});
+
+test("a response dropped after the append ends succeeded after confirmation, without a resend", async () => {
+  const context = await browser.newContext();
+  const page = await open(context, unique("drop"));
+  const account = await openAccount(page);
+  await page.check("[data-testid=mode-json]");
+  await page.selectOption("[data-testid=fault]", "drop_response_after_append");
+  await page.click("[data-testid=arm]");
+  await page.click("[data-testid=lock]");
+  const card = await lastCard(page, "succeeded");
+  assert.match(await card.locator("[data-testid=ids]").textContent(), /attempts 1/);
+  assert.match(await card.locator("[data-testid=states]").textContent(), /unknown → succeeded/);
+  const requestId = await card.getAttribute("data-request-id");
+  assert.equal(await stored(account, requestId), 1, "the gateway holds one stream");
+  await page.waitForSelector(`[data-testid=history] tr[data-request-id="${requestId}"]`);
+  assert.equal(await page.locator(`[data-testid=history] tr[data-request-id="${requestId}"]`).count(), 1);
+  await page.screenshot({ path: join(artifacts, "dropped-response.png"), fullPage: true });
+  await context.close();
+});
+
+test("a reload mid-flight resumes the same requestId", async () => {
+  const context = await browser.newContext();
+  const ns = unique("reload");
+  const page = await open(context, ns);
+  const account = await openAccount(page);
+  await fault({ match: { aggregateId: account }, fault: "delay", delayMs: 2500, times: 1 });
+  await page.click("[data-testid=lock]");
+  // The intent is persisted as sending before it goes out.
+  await page.waitForSelector("[data-testid=journal] tr[data-state=sending]", { timeout: 10_000 });
+  const requestId = await page.getAttribute("[data-testid=journal] tr[data-state=sending]", "data-request-id");
+  await page.click("[data-testid=reload]");
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  const card = page.locator(".card", { hasText: "Resumed after a reload" });
+  await card.waitFor();
+  assert.equal(await card.getAttribute("data-status"), "succeeded");
+  assert.equal(await card.getAttribute("data-request-id"), requestId);
+  await new Promise((r) => setTimeout(r, 2_800)); // the delayed first delivery lands (and is refused)
+  assert.equal(await stored(account, requestId), 1);
+  await page.screenshot({ path: join(artifacts, "reloaded.png"), fullPage: true });
+  await context.close();
+});
+
+test("with history unavailable the intent ends escalated, visibly, and a manual confirm settles it", async () => {
+  const context = await browser.newContext();
+  const page = await open(context, unique("escalate"));
+  const account = await openAccount(page);
+  await page.check("[data-testid=mode-json]");
+  await fault({ match: { aggregateId: account }, fault: "drop_response_after_append", times: 1 });
+  await fault({ match: { path: "/account/event/*" }, fault: "query_unavailable", times: 3 });
+  await page.click("[data-testid=lock]");
+  const card = await lastCard(page, "escalated");
+  assert.match(await card.locator("[data-testid=outcome]").textContent(), /could not confirm/);
+  await page.check("[data-testid=only-open]");
+  const row = page.locator("[data-testid=journal] tr[data-state=escalated]");
+  await row.waitFor();
+  await page.screenshot({ path: join(artifacts, "escalated.png"), fullPage: true });
+  await row.locator("[data-testid=confirm]").click();
+  await page.waitForFunction(() => /succeeded, appended/.test(document.getElementById("status").textContent), null, { timeout: 20_000 });
+  await page.uncheck("[data-testid=only-open]");
+  const requestId = await card.getAttribute("data-request-id");
+  await page.waitForSelector(`[data-testid=journal] tr[data-request-id="${requestId}"][data-state=succeeded]`);
+  assert.equal(await stored(account, requestId), 1);
+  await context.close();
+});
+
+test("a stream cut after SENT becomes unknown, then confirmed", async () => {
+  const context = await browser.newContext();
+  const page = await open(context, unique("cut"));
+  const account = await openAccount(page);
+  await page.selectOption("[data-testid=fault]", "cut_stream_after:SENT");
+  await page.click("[data-testid=arm]");
+  await page.click("[data-testid=lock]");
+  const card = await lastCard(page, "succeeded");
+  assert.deepEqual(await card.locator("[data-testid=timeline] li").allTextContents(), ["SENT"]);
+  await page.waitForFunction(() => /unknown → succeeded/.test(document.querySelector(".card [data-testid=states]").textContent));
+  const requestId = await card.getAttribute("data-request-id");
+  assert.equal(await stored(account, requestId), 1);
+  await page.screenshot({ path: join(artifacts, "cut-stream.png"), fullPage: true });
+  await context.close();
+});
+
+test("two pages resuming the same unknown intents drive each exactly once", async () => {
+  const context = await browser.newContext();
+  const ns = unique("tabs");
+  const first = await open(context, ns, "&noresume");
+  const account = await openAccount(first);
+  await fault({ match: { aggregateId: account }, fault: "delay", delayMs: 1500, times: 4 });
+  await first.check("[data-testid=mode-json]");
+  for (let i = 0; i < 4; i++) await first.click("[data-testid=lock]");
+  await first.waitForFunction(() => document.querySelectorAll("[data-testid=journal] tr[data-state=sending]").length === 4, null, { timeout: 10_000 });
+  await first.close(); // the tab dies mid-flight
+  const [b, c] = [await open(context, ns, "&noresume"), await open(context, ns, "&noresume")];
+  const [rb, rc] = await Promise.all([b.evaluate(() => window.demo.resume()), c.evaluate(() => window.demo.resume())]);
+  const driven = (r) => r.driven.map((o) => o.requestId);
+  const both = [...driven(rb), ...driven(rc)];
+  assert.equal(new Set(both).size, both.length, "no intent was driven twice");
+  assert.equal(both.length, 4, `all four were driven: ${JSON.stringify([rb, rc])}`);
+  for (const o of [...rb.driven, ...rc.driven]) assert.equal(o.status, "succeeded");
+  await new Promise((r) => setTimeout(r, 1_700));
+  for (const requestId of both) assert.equal(await stored(account, requestId), 1);
+  await context.close();
+});

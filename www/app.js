@@ -1,0 +1,244 @@
+// The demo: a small accounts app on the test gateway, using the package
+// exactly as a user would. Every text goes through textContent (escaped).
+import init, { WowClient, CommandError } from "/pkg/index.js";
+
+const params = new URLSearchParams(location.search);
+const namespace = params.get("ns") || "demo";
+const $ = (id) => document.getElementById(id);
+const status = (text) => { $("status").textContent = text; };
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v; else if (k.startsWith("data-")) node.setAttribute(k, v); else node[k] = v;
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
+  return node;
+}
+
+await init();
+const client = await WowClient.connect({
+  baseUrl: location.origin,
+  storage: "indexedDB",
+  namespace,
+  timeoutMs: Number(params.get("timeout") || 3000),
+  retry: { baseMs: 200, maxConfirms: 3 },
+  persistStorage: true,
+});
+
+// State announcements from the client (a BroadcastChannel of our own
+// receives the client's posts, and other tabs').
+const history = new Map(); // intentId → [state, …]
+const cards = new Map();   // intentId → card
+const channel = new BroadcastChannel(`wow-command-client/${namespace}`);
+channel.onmessage = ({ data }) => {
+  const states = history.get(data.intentId) || [];
+  if (states[states.length - 1] !== data.state) states.push(data.state);
+  history.set(data.intentId, states);
+  cards.get(data.intentId)?.renderStates();
+  scheduleRefresh();
+};
+
+// ------------------------------------------------------------------ cards
+
+function newCard(title) {
+  const timeline = el("ol", { class: "timeline", "data-testid": "timeline" });
+  const states = el("p", { class: "muted", "data-testid": "states" });
+  const outcome = el("p", { "data-testid": "outcome" }, "in flight…");
+  const ids = el("p", { class: "mono", "data-testid": "ids" });
+  const node = el("li", { class: "card", "data-testid": "card" }, el("h3", {}, title), ids, timeline, states, outcome);
+  $("cards").prepend(node);
+  const card = {
+    node,
+    intentId: null,
+    know(requestId, intentKey, attempts) {
+      if (requestId && !this.intentId) { this.intentId = requestId; cards.set(requestId, this); }
+      node.dataset.requestId = requestId || "";
+      ids.textContent = `requestId ${requestId || "…"} · intent key ${intentKey || "—"}` +
+        (attempts != null ? ` · attempts ${attempts}` : "");
+      this.renderStates();
+    },
+    stage(element) {
+      const ok = element.succeeded !== false && (element.errorCode ?? "Ok") === "Ok";
+      timeline.append(el("li", { class: ok ? "ok" : "bad", "data-stage": element.stage || element.errorCode },
+        element.stage || element.errorCode, ok ? "" : " ✗"));
+      if (element.requestId) this.know(element.requestId, null, null);
+    },
+    renderStates() {
+      const list = this.intentId ? history.get(this.intentId) : null;
+      if (list) states.textContent = `journal: ${list.join(" → ")}`;
+    },
+    done(o) {
+      node.dataset.status = o.status;
+      this.know(o.requestId, o.intentKey, o.attempts);
+      const parts = [o.status];
+      if (o.appended !== null) parts.push(o.appended ? "appended" : "not appended");
+      if (o.error) parts.push(`${o.error.errorCode}${o.error.errorMsg ? `: ${o.error.errorMsg}` : ""}`);
+      if (o.downstreamPending) parts.push(`${o.downstreamPending} not observed`);
+      if (o.reason) parts.push(o.reason);
+      outcome.textContent = parts.join(" · ");
+      scheduleRefresh();
+    },
+  };
+  return card;
+}
+
+function mode() {
+  return document.querySelector("input[name=mode]:checked").value;
+}
+
+async function run(title, command) {
+  const card = newCard(title);
+  try {
+    if (mode() === "stream") {
+      const handle = client.sendAndWaitStream(command);
+      for await (const element of handle.stream.values ? handle.stream.values() : handle) card.stage(element);
+      card.done(await handle.outcome);
+    } else {
+      card.done(await client.send(command));
+    }
+  } catch (e) {
+    if (e instanceof CommandError) card.done(e.detail); else card.done({ status: "rejected", appended: null, error: { errorCode: e.name, errorMsg: e.message } });
+  }
+  await refreshAccounts();
+}
+
+// --------------------------------------------------------------- actions
+
+const unique = () => crypto.randomUUID().slice(0, 8);
+
+$("open-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const form = new FormData(ev.target);
+  const id = `${form.get("name")}-${unique()}`;
+  run(`Open account ${id}`, {
+    aggregate: { resource: "account", id }, action: "create_account", create: true,
+    body: { name: form.get("name"), balance: Number(form.get("balance")) },
+    intentKey: `open:${id}`, waitStage: "SNAPSHOT",
+  });
+});
+
+$("lock-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const form = new FormData(ev.target);
+  run(`Lock ${form.get("amount")} on ${form.get("account")}`, {
+    aggregate: { resource: "account", id: form.get("account") }, action: "lock_amount",
+    body: { amount: Number(form.get("amount")) }, intentKey: `lock:${unique()}`, waitStage: "SNAPSHOT",
+  });
+});
+
+$("transfer-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const form = new FormData(ev.target);
+  run(`Transfer ${form.get("amount")} from ${form.get("from")} to ${form.get("to")}`, {
+    aggregate: { resource: "account", id: form.get("from") }, action: "prepare", method: "POST",
+    body: { to: form.get("to"), amount: Number(form.get("amount")) }, intentKey: `transfer:${unique()}`,
+    waitStage: "SAGA_HANDLED", waitProcessor: "TransferSaga", waitTailStage: "PROCESSED",
+  });
+});
+
+// ----------------------------------------------------------------- faults
+
+async function faults(method, body) {
+  const r = await fetch("/__gateway/faults", {
+    method, headers: { "Content-Type": "application/json" }, body: body && JSON.stringify(body),
+  });
+  if (!r.ok) throw new Error(`fault control answered ${r.status}`);
+}
+
+$("arm").addEventListener("click", async () => {
+  const [fault, stage] = $("fault").value.split(":");
+  const rule = { match: { path: "/account*" }, fault, times: 1 };
+  if (stage) rule.stage = stage;
+  if (fault === "delay") rule.delayMs = 6000;
+  if (fault === "query_unavailable") rule.times = 20;
+  await faults("POST", { rules: [rule] });
+  $("armed").textContent = `armed: ${$("fault").selectedOptions[0].textContent}`;
+});
+
+$("chaos").addEventListener("click", async () => {
+  const rate = 0.25;
+  await faults("POST", { random: { seed: 7, rates: {
+    drop_response_after_append: rate, drop_request: rate, unavailable: rate, cut_stream_after: rate, delay: 0.05 } } });
+  $("armed").textContent = "armed: random chaos, seed 7";
+});
+
+$("clear-faults").addEventListener("click", async () => {
+  await faults("DELETE");
+  $("armed").textContent = "faults cleared";
+});
+
+$("reload").addEventListener("click", () => location.reload());
+
+// ------------------------------------------------------ journal, history
+
+let refreshTimer = null;
+function scheduleRefresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => { refreshJournal(); refreshHistory(); }, 100);
+}
+
+async function refreshJournal() {
+  const onlyOpen = $("only-open").checked;
+  const rows = (await client.intents()).filter((r) => !onlyOpen || ["pending", "sending", "unknown", "escalated"].includes(r.state));
+  $("journal").replaceChildren(...rows.reverse().map((r) => {
+    const confirm = el("button", { type: "button", "data-testid": "confirm" }, "Confirm");
+    confirm.addEventListener("click", async () => {
+      confirm.disabled = true;
+      const o = await client.confirm(r.intentId);
+      status(`confirmed ${r.requestId}: ${o.status}${o.appended === null ? "" : o.appended ? ", appended" : ", not appended"}`);
+      scheduleRefresh();
+    });
+    const settled = ["succeeded", "rejected", "conflict"].includes(r.state);
+    return el("tr", { "data-state": r.state, "data-request-id": r.requestId },
+      el("td", { class: "mono" }, r.requestId), el("td", { class: "mono" }, r.intentKey || "—"),
+      el("td", {}, r.state), el("td", {}, r.attempts.length), el("td", {}, r.reason || ""),
+      el("td", {}, settled ? "" : confirm));
+  }));
+}
+
+async function refreshAccounts() {
+  const records = await client.intents();
+  const ids = [...new Set(records.filter((r) => r.command.create && r.state === "succeeded").map((r) => r.aggregate.aggregateId))];
+  for (const select of document.querySelectorAll("select[name=account], select[name=from], select[name=to], #history-account")) {
+    const keep = select.value;
+    select.replaceChildren(...ids.map((id) => el("option", { value: id }, id)));
+    if (ids.includes(keep)) select.value = keep;
+  }
+  if (document.querySelector("select[name=to]").options.length > 1 && document.querySelector("select[name=to]").selectedIndex === 0) {
+    document.querySelector("select[name=to]").selectedIndex = 1;
+  }
+  refreshHistory();
+}
+
+async function refreshHistory() {
+  const id = $("history-account").value;
+  if (!id) return;
+  const r = await fetch(`/account/${encodeURIComponent(id)}/event/1/1000`);
+  const streams = r.ok ? await r.json() : [];
+  $("history").replaceChildren(...streams.map((s) => el("tr", { "data-request-id": s.requestId },
+    el("td", {}, s.version), el("td", { class: "mono" }, s.requestId), el("td", { class: "mono" }, s.commandId),
+    el("td", {}, s.body.map((e) => e.name).join(", ")))));
+}
+
+$("only-open").addEventListener("change", refreshJournal);
+$("history-account").addEventListener("change", refreshHistory);
+
+// ----------------------------------------------------------- after a load
+
+window.demo = { client, resume: () => client.resume(), namespace };
+await refreshAccounts();
+await refreshJournal();
+if (!params.has("noresume")) {
+  status("resuming unresolved intents…");
+  const report = await client.resume();
+  for (const o of report.driven) {
+    const card = newCard("Resumed after a reload");
+    card.done(o);
+  }
+  status(`ready · namespace ${namespace} · resumed ${report.driven.length}` + (report.busy.length ? ` · ${report.busy.length} driven by another tab` : ""));
+  await refreshAccounts();
+} else {
+  status(`ready · namespace ${namespace}`);
+}
+document.body.dataset.ready = "true";
