@@ -90,6 +90,11 @@ test("a normal send fills the stage timeline as elements arrive", async () => {
   const requestId = await card.getAttribute("data-request-id");
   assert.equal(await stored(account, requestId), 1);
   await page.screenshot({ path: join(artifacts, "normal.png"), fullPage: true });
+  // Phone width: nothing overflows sideways.
+  await page.setViewportSize({ width: 375, height: 800 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than a phone`);
+  await page.screenshot({ path: join(artifacts, "phone.png"), fullPage: true });
   await context.close();
 });
 
