@@ -1,0 +1,241 @@
+// A Jepsen-style set test: many business intents through the SDK in real
+// Chromium pages, against the test gateway in seeded random fault mode, with
+// page reloads, two pages sharing one storage, and kill -9 of the gateway.
+// Then every page resumes until quiet, and a checker reads the history (the
+// gateway's query API and, independently, its SQLite file).
+//
+//   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--kills 2] [--reloads 4] [--out FILE]
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
+  a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc, []));
+const N = Number(args.intents ?? 1000);
+const SEED = Number(args.seed ?? 1);
+const KILLS = Number(args.kills ?? 2);
+const RELOADS = Number(args.reloads ?? 4);
+const root = new URL("../..", import.meta.url).pathname;
+const dbDir = mkdtempSync(join(tmpdir(), "wow-chaos-"));
+const db = join(dbDir, "events.sqlite");
+
+// Seeded PRNG (mulberry32) for the workload and the schedule.
+let state = SEED >>> 0;
+const rand = () => {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+
+let gateway, base, port;
+const fired = {};
+function startGateway() {
+  const listen = port ? `127.0.0.1:${port}` : "127.0.0.1:0";
+  gateway = spawn(join(root, "target/debug/wow-test-gateway"),
+    ["--listen", listen, "--db", db, "--www", join(root, "www"), "--pkg", join(root, "pkg"),
+     "--retry-backoff-ms", "5", "--seed", String(SEED)], { stdio: ["ignore", "pipe", "ignore"] });
+  return new Promise((resolve, reject) => {
+    gateway.stdout.once("data", (d) => {
+      const m = /^listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(String(d));
+      if (!m) return reject(new Error(`unexpected: ${d}`));
+      port = Number(m[1]);
+      base = `http://127.0.0.1:${port}`;
+      resolve();
+    });
+  });
+}
+
+async function control(method, body) {
+  const r = await fetch(`${base}/__gateway/faults`, {
+    method, headers: { "Content-Type": "application/json" }, body: body && JSON.stringify(body) });
+  return r.json();
+}
+
+async function collectFired() {
+  try {
+    const report = await control("GET");
+    for (const f of report.fired) fired[f.fault] = (fired[f.fault] ?? 0) + 1;
+    await control("DELETE");
+  } catch { /* the gateway is down */ }
+}
+
+const chaosRates = { drop_response_after_append: 0.06, drop_request: 0.04, unavailable: 0.04,
+  fail_processed_after_append: 0.03, cut_stream_after: 0.04, duplicate_delivery: 0.03,
+  precheck_false_positive: 0.03, query_unavailable: 0.05, delay: 0.01 };
+const chaosOn = () => control("POST", { random: { seed: SEED, rates: chaosRates } });
+
+async function killGateway() {
+  await collectFired();
+  gateway.kill("SIGKILL");
+  await new Promise((r) => gateway.once("exit", r));
+  await new Promise((r) => setTimeout(r, 300));
+  await startGateway();
+  await chaosOn();
+}
+
+await startGateway();
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"] });
+const context = await browser.newContext();
+const ns = `chaos-${SEED}`;
+async function openPage() {
+  const page = await context.newPage();
+  await page.goto(`${base}/?ns=${ns}&noresume&timeout=1500`);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  return page;
+}
+const pages = [await openPage(), await openPage()];
+
+// Accounts to update, created before the faults start.
+const accounts = [];
+for (let i = 0; i < 8; i++) {
+  const id = `acct-${SEED}-${i}`;
+  const o = await pages[0].evaluate((id) => window.demo.client.send({ aggregate: { resource: "account", id },
+    action: "create_account", create: true, body: { name: id, balance: 1_000_000 } }), id);
+  if (o.status !== "succeeded") throw new Error(`setup failed: ${JSON.stringify(o)}`);
+  accounts.push(id);
+}
+await chaosOn();
+
+// The workload: creates and updates, JSON and stream, some with business keys.
+const ops = [];
+for (let i = 0; i < N; i++) {
+  const op = `op-${SEED}-${i}`;
+  const create = rand() < 0.3;
+  const id = create ? `new-${SEED}-${i}` : accounts[Math.floor(rand() * accounts.length)];
+  ops.push({ op, stream: rand() < 0.5, command: {
+    aggregate: { resource: "account", id },
+    action: create ? "create_account" : "lock_amount", create,
+    body: create ? { name: id, balance: 10, op } : { amount: 1, op },
+    ...(rand() < 0.4 ? { intentKey: op } : {}),
+  } });
+}
+
+const killAt = new Set(Array.from({ length: KILLS }, (_, k) => Math.floor(((k + 1) * N) / (KILLS + 1))));
+const reloadAt = new Set(Array.from({ length: RELOADS }, () => Math.floor(rand() * N)));
+const started = new Set();
+const answered = new Map(); // op → requestId of an outcome the caller received
+let reissuedInline = 0;
+let next = 0, reloads = 0, kills = 0;
+
+async function worker(p) {
+  while (next < ops.length) {
+    const i = next++;
+    if (killAt.has(i)) { kills++; await killGateway(); }
+    if (reloadAt.has(i)) {
+      reloads++;
+      await pages[0].reload().catch(() => {});
+      await pages[0].waitForSelector("body[data-ready=true]", { timeout: 30_000 }).catch(() => {});
+    }
+    const { command, stream } = ops[i];
+    started.add(ops[i].op);
+    let outcome = null;
+    for (let tries = 0; tries < 5 && !outcome; tries++) {
+      outcome = await pages[p].evaluate(async ({ command, stream }) => {
+        const c = window.demo.client;
+        if (!stream) return c.send(command);
+        const h = c.sendAndWaitStream(command);
+        return h.outcome;
+      }, { command, stream }).catch(() => null /* a reload interrupted this call */);
+      if (outcome) break;
+      // As an app would: once the page is back, re-invoke the action only if
+      // the intent never reached the journal (otherwise resume() owns it).
+      await pages[p].waitForSelector("body[data-ready=true]", { timeout: 30_000 }).catch(() => {});
+      const journaled = await pages[p].evaluate(async (op) =>
+        (await window.demo.client.intents()).some((r) => r.command.body.op === op), ops[i].op).catch(() => true);
+      if (journaled) break;
+      reissuedInline++;
+    }
+    if (outcome?.requestId) answered.set(ops[i].op, outcome.requestId);
+  }
+}
+const lanes = [];
+for (let l = 0; l < 6; l++) lanes.push(worker(l % 2));
+await Promise.all(lanes);
+await collectFired();
+
+// Quiet: faults off, every page resumes, escalated intents are confirmed by hand,
+// intents whose call never reached the journal are re-issued (as an app would).
+await control("DELETE");
+const intents = () => pages[0].evaluate(() => window.demo.client.intents());
+let rounds = 0, reissued = 0;
+for (; rounds < 20; rounds++) {
+  await Promise.all(pages.map((p) => p.evaluate(() => window.demo.resume())));
+  const records = await intents();
+  for (const r of records.filter((r) => r.state === "escalated")) {
+    await pages[0].evaluate((id) => window.demo.client.confirm(id), r.intentId);
+  }
+  const journaled = new Set(records.map((r) => r.command.body.op).filter(Boolean));
+  const missing = ops.filter((o) => !journaled.has(o.op));
+  reissued += missing.length;
+  for (const o of missing) await pages[1].evaluate((c) => window.demo.client.send(c), o.command);
+  const open = (await intents()).filter((r) => ["pending", "sending", "unknown", "escalated"].includes(r.state));
+  if (open.length === 0 && missing.length === 0) break;
+}
+
+// ---------------------------------------------------------------- checker
+const records = (await intents()).filter((r) => r.command.body.op);
+const byOp = new Map();
+for (const r of records) byOp.set(r.command.body.op, [...(byOp.get(r.command.body.op) ?? []), r]);
+async function count(aggregateId, requestId) {
+  const r = await fetch(`${base}/account/event/count`, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ operator: "AND", children: [{ operator: "AGGREGATE_ID", value: aggregateId },
+      { field: "requestId", operator: "EQ", value: requestId }] }) });
+  return r.json();
+}
+let duplicates = 0, lost = 0, multiRequestIds = 0, forgotten = 0;
+for (const [op, requestId] of answered) {
+  if (!(byOp.get(op) ?? []).some((r) => r.requestId === requestId)) forgotten++;
+}
+const states = {};
+for (const o of ops) {
+  const rs = byOp.get(o.op) ?? [];
+  if (rs.length !== 1) multiRequestIds++;
+  for (const r of rs) {
+    states[r.state] = (states[r.state] ?? 0) + 1;
+    const n = await count(r.aggregate.aggregateId, r.requestId);
+    if (n > 1) duplicates++;
+    if (r.state === "succeeded" && n !== 1) lost++;
+  }
+}
+// Independently, from the SQLite file.
+const sql = "SELECT COUNT(*) FROM (SELECT aggregate_name, aggregate_id, request_id FROM event_stream GROUP BY 1,2,3 HAVING COUNT(*) > 1)";
+const sqliteDuplicates = Number(execFileSync("python3", ["-c",
+  `import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])`, db, sql]).toString().trim());
+const unresolved = records.filter((r) => ["pending", "sending", "unknown", "escalated"].includes(r.state));
+const report = {
+  intents: N, seed: SEED, succeeded: states.succeeded ?? 0, rejected: states.rejected ?? 0,
+  conflict: states.conflict ?? 0, escalated: states.escalated ?? 0, duplicates, sqliteDuplicates, lost, forgotten,
+  requestIdsPerIntentViolations: multiRequestIds, unresolved: unresolved.length,
+  unresolvedList: unresolved.map((r) => ({ requestId: r.requestId, state: r.state, reason: r.reason })),
+  retries: records.reduce((n, r) => n + Math.max(0, r.attempts.length - 1), 0),
+  confirmed: records.filter((r) => r.attempts.some((a) => a.outcome && a.outcome.unknown !== undefined)).length,
+  faultsFired: fired, reloads, gatewayKills: kills, resumeRounds: rounds + 1, reissued: reissued + reissuedInline,
+};
+await browser.close();
+gateway.kill("SIGKILL");
+
+const rows = [
+  ["intents", report.intents], ["succeeded", report.succeeded], ["rejected", report.rejected],
+  ["conflict", report.conflict], ["escalated", report.escalated],
+  ["duplicates (must be 0)", `${report.duplicates} (query API), ${report.sqliteDuplicates} (SQLite file)`],
+  ["lost (must be 0)", report.lost],
+  ["answered intents missing from the journal (must be 0)", report.forgotten], ["intents without exactly 1 requestId (must be 0)", report.requestIdsPerIntentViolations],
+  ["unresolved after resume (must be 0)", report.unresolved], ["retries", report.retries],
+  ["intents confirmed against history", report.confirmed], ["page reloads", report.reloads],
+  ["gateway kill -9", report.gatewayKills], ["resume rounds", report.resumeRounds],
+  ["calls re-issued (interrupted before the journal)", report.reissued],
+  ...Object.entries(fired).sort().map(([k, v]) => [`fault fired: ${k}`, v]),
+];
+const width = Math.max(...rows.map(([k]) => k.length));
+console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n"));
+if (args.out) writeFileSync(args.out, JSON.stringify(report, null, 2));
+const violations = report.duplicates + report.sqliteDuplicates + report.lost + report.forgotten +
+  report.requestIdsPerIntentViolations + report.unresolved;
+console.log(violations === 0 ? "chaos: 1 passed, 0 failed" : "chaos: 0 passed, 1 failed");
+process.exit(violations === 0 ? 0 : 1);
