@@ -65,7 +65,8 @@ async function collectFired() {
 
 const chaosRates = { drop_response_after_append: 0.06, drop_request: 0.04, unavailable: 0.04,
   fail_processed_after_append: 0.03, cut_stream_after: 0.04, duplicate_delivery: 0.03,
-  precheck_false_positive: 0.03, query_unavailable: 0.05, delay: 0.01 };
+  precheck_false_positive: 0.03, query_unavailable: 0.05, delay: 0.01, reject_before_send: 0.02,
+  downstream_fail: 0.03 };
 const chaosOn = () => control("POST", { random: { seed: SEED, rates: chaosRates } });
 
 async function killGateway() {
@@ -91,6 +92,17 @@ async function openPage() {
 }
 const pages = [await openPage(), await openPage()];
 
+/// A page that is loaded and ready (a reload can meet a gateway kill and fail).
+async function ensureReady(page) {
+  for (let tries = 0; tries < 5; tries++) {
+    const ready = await page.waitForSelector("body[data-ready=true]", { timeout: tries === 0 ? 5_000 : 30_000 })
+      .then(() => true, () => false);
+    if (ready) return;
+    await page.reload().catch(() => {});
+  }
+  throw new Error("a page did not come back");
+}
+
 // Accounts to update, created before the faults start.
 const accounts = [];
 for (let i = 0; i < 8; i++) {
@@ -113,6 +125,7 @@ for (let i = 0; i < N; i++) {
     action: create ? "create_account" : "lock_amount", create,
     body: create ? { name: id, balance: 10, op } : { amount: 1, op },
     ...(rand() < 0.4 ? { intentKey: op } : {}),
+    ...(rand() < 0.3 ? { waitStage: "SNAPSHOT" } : {}),
   } });
 }
 
@@ -130,7 +143,7 @@ async function worker(p) {
     if (reloadAt.has(i)) {
       reloads++;
       await pages[0].reload().catch(() => {});
-      await pages[0].waitForSelector("body[data-ready=true]", { timeout: 30_000 }).catch(() => {});
+      await ensureReady(pages[0]);
     }
     const { command, stream } = ops[i];
     started.add(ops[i].op);
@@ -145,7 +158,7 @@ async function worker(p) {
       if (outcome) break;
       // As an app would: once the page is back, re-invoke the action only if
       // the intent never reached the journal (otherwise resume() owns it).
-      await pages[p].waitForSelector("body[data-ready=true]", { timeout: 30_000 }).catch(() => {});
+      await ensureReady(pages[p]);
       const journaled = await pages[p].evaluate(async (op) =>
         (await window.demo.client.intents()).some((r) => r.command.body.op === op), ops[i].op).catch(() => true);
       if (journaled) break;
@@ -162,6 +175,7 @@ await collectFired();
 // Quiet: faults off, every page resumes, escalated intents are confirmed by hand,
 // intents whose call never reached the journal are re-issued (as an app would).
 await control("DELETE");
+for (const page of pages) await ensureReady(page);
 const intents = () => pages[0].evaluate(() => window.demo.client.intents());
 let rounds = 0, reissued = 0;
 for (; rounds < 20; rounds++) {
@@ -188,7 +202,7 @@ async function count(aggregateId, requestId) {
       { field: "requestId", operator: "EQ", value: requestId }] }) });
   return r.json();
 }
-let duplicates = 0, lost = 0, multiRequestIds = 0, forgotten = 0;
+let duplicates = 0, lost = 0, multiRequestIds = 0, forgotten = 0, phantom = 0;
 for (const [op, requestId] of answered) {
   if (!(byOp.get(op) ?? []).some((r) => r.requestId === requestId)) forgotten++;
 }
@@ -201,6 +215,7 @@ for (const o of ops) {
     const n = await count(r.aggregate.aggregateId, r.requestId);
     if (n > 1) duplicates++;
     if (r.state === "succeeded" && n !== 1) lost++;
+    if (r.appended === false && n !== 0) phantom++;
   }
 }
 // Independently, from the SQLite file.
@@ -210,7 +225,7 @@ const sqliteDuplicates = Number(execFileSync("python3", ["-c",
 const unresolved = records.filter((r) => ["pending", "sending", "unknown", "escalated"].includes(r.state));
 const report = {
   intents: N, seed: SEED, succeeded: states.succeeded ?? 0, rejected: states.rejected ?? 0,
-  conflict: states.conflict ?? 0, escalated: states.escalated ?? 0, duplicates, sqliteDuplicates, lost, forgotten,
+  conflict: states.conflict ?? 0, escalated: states.escalated ?? 0, duplicates, sqliteDuplicates, lost, forgotten, phantom,
   requestIdsPerIntentViolations: multiRequestIds, unresolved: unresolved.length,
   unresolvedList: unresolved.map((r) => ({ requestId: r.requestId, state: r.state, reason: r.reason })),
   retries: records.reduce((n, r) => n + Math.max(0, r.attempts.length - 1), 0),
@@ -225,7 +240,8 @@ const rows = [
   ["conflict", report.conflict], ["escalated", report.escalated],
   ["duplicates (must be 0)", `${report.duplicates} (query API), ${report.sqliteDuplicates} (SQLite file)`],
   ["lost (must be 0)", report.lost],
-  ["answered intents missing from the journal (must be 0)", report.forgotten], ["intents without exactly 1 requestId (must be 0)", report.requestIdsPerIntentViolations],
+  ["answered intents missing from the journal (must be 0)", report.forgotten],
+  ["said \"not appended\" but stored (must be 0)", report.phantom], ["intents without exactly 1 requestId (must be 0)", report.requestIdsPerIntentViolations],
   ["unresolved after resume (must be 0)", report.unresolved], ["retries", report.retries],
   ["intents confirmed against history", report.confirmed], ["page reloads", report.reloads],
   ["gateway kill -9", report.gatewayKills], ["resume rounds", report.resumeRounds],
@@ -235,7 +251,7 @@ const rows = [
 const width = Math.max(...rows.map(([k]) => k.length));
 console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n"));
 if (args.out) writeFileSync(args.out, JSON.stringify(report, null, 2));
-const violations = report.duplicates + report.sqliteDuplicates + report.lost + report.forgotten +
+const violations = report.duplicates + report.sqliteDuplicates + report.lost + report.forgotten + report.phantom +
   report.requestIdsPerIntentViolations + report.unresolved;
 console.log(violations === 0 ? "chaos: 1 passed, 0 failed" : "chaos: 0 passed, 1 failed");
 process.exit(violations === 0 ? 0 : 1);
