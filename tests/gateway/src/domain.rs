@@ -174,7 +174,22 @@ pub const COMMANDS: &[CommandDef] = &[
     cmd("cart", "view_cart", "PUT", "view_cart", false, VOID),
     cmd("order", "create_order", "POST", "", false, CREATE),
     cmd("order", "pay_order", "POST", "pay", true, 0),
+    // The built-ins every aggregate gets (DefaultDeleteAggregate, DefaultRecoverAggregate).
+    cmd("account", "delete_aggregate", "DELETE", "", true, 0),
+    cmd("account", "recover_aggregate", "PUT", "recover", true, 0),
+    cmd("cart", "delete_aggregate", "DELETE", "", false, 0),
+    cmd("cart", "recover_aggregate", "PUT", "recover", false, 0),
+    cmd("order", "delete_aggregate", "DELETE", "", true, 0),
+    cmd("order", "recover_aggregate", "PUT", "recover", true, 0),
 ];
+
+/// Whether the folded state is deleted.
+pub fn is_deleted(state: &Value) -> bool {
+    state
+        .get("deleted")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
 
 /// What a handler decided.
 pub enum Decision {
@@ -314,6 +329,20 @@ pub fn self_validate(cmd: &CommandDef, body: &Value) -> Option<String> {
 
 /// Runs a command handler against the current state.
 pub fn handle(cmd: &CommandDef, state: &Value, aggregate_id: &str, body: &Value) -> Decision {
+    match (cmd.name, is_deleted(state)) {
+        ("recover_aggregate", true) => return events(vec![("aggregate_recovered", json!({}))]),
+        ("recover_aggregate", false) => {
+            return Decision::Reject(ErrorCode::IllegalState, "Aggregate is not deleted.".into())
+        }
+        (_, true) => {
+            return Decision::Reject(
+                ErrorCode::IllegalAccessDeletedAggregate,
+                format!("Aggregate[{aggregate_id}] is deleted."),
+            )
+        }
+        ("delete_aggregate", false) => return events(vec![("aggregate_deleted", json!({}))]),
+        _ => {}
+    }
     let amount = num(body, "amount");
     let frozen = state
         .get("frozen")
@@ -518,6 +547,12 @@ pub fn apply(aggregate: &str, state: &mut Value, id: &str, name: &str, body: &Va
             if body["paid"].as_bool() == Some(true) {
                 s.insert("status".into(), json!("PAID"));
             }
+        }
+        (_, "aggregate_deleted") => {
+            s.insert("deleted".into(), json!(true));
+        }
+        (_, "aggregate_recovered") => {
+            s.insert("deleted".into(), json!(false));
         }
         _ => {}
     }

@@ -574,7 +574,7 @@ impl App {
 
     fn state(&self, target: &Target, id: &str) -> Response<Body> {
         let (state, version, _) = self.fold(target.agg, id);
-        if version == 0 {
+        if version == 0 || domain::is_deleted(&state) {
             return not_found_resource();
         }
         http::json(200, "Ok", &state)

@@ -868,3 +868,69 @@ async fn cart_and_sales_order_routes() {
     .await;
     assert_eq!(other_tenant.json::<i64>().await.unwrap(), 0);
 }
+
+#[tokio::test]
+async fn built_in_delete_and_recover() {
+    let gw = Gateway::start();
+    create(&gw, "d", "d1", 5).await;
+    let deleted = call(&gw, "DELETE", "/account/d", &[], json!({})).await;
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(
+        reqwest::get(gw.url("/account/d/state"))
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    let refused = call(
+        &gw,
+        "PUT",
+        "/account/d/lock_amount",
+        &[],
+        json!({"amount": 1}),
+    )
+    .await;
+    assert_eq!(refused.status(), 410);
+    assert_eq!(
+        refused.headers()["Wow-Error-Code"],
+        "IllegalAccessDeletedAggregate"
+    );
+    let recovered = call(&gw, "PUT", "/account/d/recover", &[], json!({})).await;
+    assert_eq!(recovered.status(), 200);
+    assert_eq!(
+        call(
+            &gw,
+            "PUT",
+            "/account/d/lock_amount",
+            &[],
+            json!({"amount": 1})
+        )
+        .await
+        .status(),
+        200
+    );
+    let again = call(&gw, "PUT", "/account/d/recover", &[], json!({})).await;
+    assert_eq!(again.headers()["Wow-Error-Code"], "IllegalState");
+    // Owner = aggregate id: no {id} in the path.
+    call(
+        &gw,
+        "POST",
+        "/owner/u9/cart/add_cart_item",
+        &[],
+        json!({"productId": "p"}),
+    )
+    .await;
+    assert_eq!(
+        call(&gw, "DELETE", "/owner/u9/cart", &[], json!({}))
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        reqwest::get(gw.url("/owner/u9/cart/state"))
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+}
