@@ -8,7 +8,7 @@ use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 use wow_command_client::core::journal::{
-    IntentStore, Journal, JournalError, SeededRandom, StoreError, Unavailable,
+    IntentRecord, Journal, JournalError, RecordStore, SeededRandom, StoreError, Unavailable,
 };
 use wow_command_client::web::locks::{try_lock, Announcer, LockAttempt};
 use wow_command_client::web::storage::{indexed_db, AnyStore, IndexedDbStore};
@@ -126,7 +126,9 @@ async fn corrupt_indexed_db_records_are_quarantined_and_reported() {
     ))
     .await
     .unwrap();
-    let err = journal.store().get(&ns, "bad").await.unwrap_err();
+    let err = RecordStore::<IntentRecord>::get(journal.store(), &ns, "bad")
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             err,

@@ -1,5 +1,6 @@
 //! The pure core: no web-sys, no clock, no I/O. Builds and tests on any target.
 
+pub mod consumer;
 pub mod journal;
 pub mod machine;
 pub mod protocol;

@@ -9,7 +9,7 @@ use super::locks::Announcer;
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
 use super::{to_js, JsFailure};
-use crate::core::journal::{IntentRecord, IntentState, IntentStore, Journal, RandomSource};
+use crate::core::journal::{IntentRecord, IntentState, Journal, RandomSource, RecordStore};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, TransportError,
 };
@@ -133,7 +133,7 @@ impl Client {
             while let Some(action) = machine.poll_action() {
                 match action {
                     Action::Persist(record) => {
-                        let result = self.journal.store().put(&record).await;
+                        let result = self.journal.store().put(&*record).await;
                         if let Ok(revision) = &result {
                             let mut stored = (*record).clone();
                             stored.revision = *revision;

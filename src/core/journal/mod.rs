@@ -17,7 +17,10 @@ pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, CommandSpec, IntentRecord, IntentState,
     RecordError, WaitSpec, SCHEMA_VERSION,
 };
-pub use store::{IntentStore, Listing, MemoryStore, Quarantined, StoreError, Unavailable};
+pub use store::{
+    next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,
+    StoreError, StoredRecord, Unavailable,
+};
 
 #[cfg(test)]
 mod tests;

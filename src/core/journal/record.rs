@@ -297,9 +297,15 @@ impl ::core::fmt::Display for RecordError {
 /// step here, so old records are upgraded when read, never dropped, and a
 /// record from a newer build is left untouched rather than misread.
 pub fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
+    check_schema_version(version, SCHEMA_VERSION)
+}
+
+/// Accepts `version` when it is `current`; a newer one is
+/// [`RecordError::FutureSchema`], anything else corrupt.
+pub fn check_schema_version(version: Option<u64>, current: u32) -> Result<(), RecordError> {
     match version {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(()),
-        Some(v) if v > u64::from(SCHEMA_VERSION) => Err(RecordError::FutureSchema(
+        Some(v) if v == u64::from(current) => Ok(()),
+        Some(v) if v > u64::from(current) => Err(RecordError::FutureSchema(
             u32::try_from(v).unwrap_or(u32::MAX),
         )),
         Some(v) => Err(RecordError::Corrupt(format!("unknown schema version {v}"))),

@@ -1,10 +1,78 @@
-//! The `IntentStore` contract every backend meets (IndexedDB, localStorage,
-//! a caller's adapter, memory), and the in-memory implementation.
+//! The `RecordStore` contract every backend meets (IndexedDB, localStorage,
+//! a caller's adapter, memory) for every kind of durable record (intents,
+//! consumer effects), and the in-memory implementation.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use super::record::{IntentRecord, RecordError};
+
+/// The kinds of durable records; each has its own area in every backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RecordKind {
+    /// Business intents of the command client ([`IntentRecord`]).
+    Intent,
+    /// Side effects of idempotent consumers.
+    Effect,
+}
+
+impl RecordKind {
+    /// The area's name: the IndexedDB object store and the key prefix of text stores.
+    pub fn area(self) -> &'static str {
+        match self {
+            RecordKind::Intent => "intents",
+            RecordKind::Effect => "effects",
+        }
+    }
+}
+
+/// A record a [`RecordStore`] can hold: keyed by namespace and id, written by
+/// compare-and-swap on its revision, schema-checked when read.
+pub trait StoredRecord: Clone + Serialize + DeserializeOwned + 'static {
+    /// Its kind.
+    const KIND: RecordKind;
+    /// Storage namespace.
+    fn namespace(&self) -> &str;
+    /// Id within the namespace.
+    fn id(&self) -> &str;
+    /// Compare-and-swap revision: 0 before the first write.
+    fn revision(&self) -> u64;
+    /// Sets the revision.
+    fn set_revision(&mut self, revision: u64);
+    /// Accepts the stored `schemaVersion`, or says why the entry cannot be read.
+    fn check_schema(version: Option<u64>) -> Result<(), RecordError>;
+}
+
+impl StoredRecord for IntentRecord {
+    const KIND: RecordKind = RecordKind::Intent;
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+    fn id(&self) -> &str {
+        &self.intent_id
+    }
+    fn revision(&self) -> u64 {
+        self.revision
+    }
+    fn set_revision(&mut self, revision: u64) {
+        self.revision = revision;
+    }
+    fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
+        super::record::check_schema(version)
+    }
+}
+
+/// The record to store for a compare-and-swap `put`: one revision on.
+pub fn next_revision<R: StoredRecord>(record: &R) -> R {
+    let mut next = record.clone();
+    next.set_revision(record.revision() + 1);
+    next
+}
 
 /// Why storage cannot be used. Any of these makes a send refuse before
 /// anything goes on the wire: no durable requestId, no send.
@@ -63,43 +131,55 @@ pub struct Quarantined {
 }
 
 /// The records of a namespace, and what had to be quarantined.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Listing {
+#[derive(Clone, Debug, PartialEq)]
+pub struct Listing<R = IntentRecord> {
     /// Readable records.
-    pub records: Vec<IntentRecord>,
+    pub records: Vec<R>,
     /// Unreadable entries.
     pub quarantined: Vec<Quarantined>,
 }
 
-/// Durable intent storage.
+impl<R> Default for Listing<R> {
+    fn default() -> Self {
+        Listing {
+            records: Vec::new(),
+            quarantined: Vec::new(),
+        }
+    }
+}
+
+/// Durable record storage.
 ///
-/// `put` is a compare-and-swap on `record.revision`: it succeeds only if the
-/// stored revision equals it (0: the record must not exist yet), stores the
-/// record at `revision + 1` and returns that. A backend that cannot
+/// `put` is a compare-and-swap on the record's revision: it succeeds only if
+/// the stored revision equals it (0: the record must not exist yet), stores
+/// the record at `revision + 1` and returns that. A backend that cannot
 /// compare-and-swap atomically must say so in its docs; the Web Locks around
 /// each intent then carry the exclusion.
 #[allow(async_fn_in_trait)]
-pub trait IntentStore {
+pub trait RecordStore<R: StoredRecord> {
     /// One record, if present and readable.
-    async fn get(
-        &self,
-        namespace: &str,
-        intent_id: &str,
-    ) -> Result<Option<IntentRecord>, StoreError>;
+    async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError>;
     /// Compare-and-swap write; returns the new revision.
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError>;
+    async fn put(&self, record: &R) -> Result<u64, StoreError>;
     /// Removes a record (absent is fine).
-    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError>;
+    async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError>;
     /// Every record of a namespace, quarantining unreadable entries.
-    async fn list(&self, namespace: &str) -> Result<Listing, StoreError>;
+    async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError>;
 }
+
+/// Durable intent storage: a [`RecordStore`] of [`IntentRecord`]s.
+pub trait IntentStore: RecordStore<IntentRecord> {}
+impl<S: RecordStore<IntentRecord>> IntentStore for S {}
 
 /// In-memory storage: explicit opt-in only (tests, short-lived workers),
 /// because it does not survive a reload.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    records: RefCell<BTreeMap<(String, String), IntentRecord>>,
+    records: RefCell<BTreeMap<MemoryKey, Rc<dyn Any>>>,
 }
+
+/// Kind, namespace, id.
+type MemoryKey = (RecordKind, String, String);
 
 impl MemoryStore {
     /// An empty store.
@@ -108,43 +188,49 @@ impl MemoryStore {
     }
 }
 
-impl IntentStore for MemoryStore {
-    async fn get(
-        &self,
-        namespace: &str,
-        intent_id: &str,
-    ) -> Result<Option<IntentRecord>, StoreError> {
-        let key = (namespace.to_owned(), intent_id.to_owned());
-        Ok(self.records.borrow().get(&key).cloned())
+fn memory_key<R: StoredRecord>(namespace: &str, id: &str) -> MemoryKey {
+    (R::KIND, namespace.to_owned(), id.to_owned())
+}
+
+fn downcast<R: StoredRecord>(stored: &Rc<dyn Any>) -> R {
+    stored
+        .downcast_ref::<R>()
+        .expect("one record type per kind")
+        .clone()
+}
+
+impl<R: StoredRecord> RecordStore<R> for MemoryStore {
+    async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
+        let key = memory_key::<R>(namespace, id);
+        Ok(self.records.borrow().get(&key).map(downcast))
     }
 
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
-        let key = (record.namespace.clone(), record.intent_id.clone());
+    async fn put(&self, record: &R) -> Result<u64, StoreError> {
+        let key = memory_key::<R>(record.namespace(), record.id());
         let mut records = self.records.borrow_mut();
-        let current = records.get(&key).map(|r| r.revision);
-        if current.unwrap_or(0) != record.revision {
+        let current = records.get(&key).map(|r| downcast::<R>(r).revision());
+        if current.unwrap_or(0) != record.revision() {
             return Err(StoreError::Conflict { current });
         }
-        let mut stored = record.clone();
-        stored.revision += 1;
-        let revision = stored.revision;
-        records.insert(key, stored);
+        let stored = next_revision(record);
+        let revision = stored.revision();
+        records.insert(key, Rc::new(stored));
         Ok(revision)
     }
 
-    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
-        let key = (namespace.to_owned(), intent_id.to_owned());
+    async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
+        let key = memory_key::<R>(namespace, id);
         self.records.borrow_mut().remove(&key);
         Ok(())
     }
 
-    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+    async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         let records = self
             .records
             .borrow()
             .iter()
-            .filter(|((ns, _), _)| ns == namespace)
-            .map(|(_, r)| r.clone())
+            .filter(|((kind, ns, _), _)| *kind == R::KIND && ns == namespace)
+            .map(|(_, r)| downcast(r))
             .collect();
         Ok(Listing {
             records,

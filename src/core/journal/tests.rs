@@ -194,7 +194,7 @@ fn saves_are_compare_and_swap() {
 /// A store whose writes fail, as a full or blocked storage does.
 struct FailingStore(Unavailable);
 
-impl IntentStore for FailingStore {
+impl RecordStore<IntentRecord> for FailingStore {
     async fn get(&self, _: &str, _: &str) -> Result<Option<IntentRecord>, StoreError> {
         Ok(None)
     }
@@ -230,15 +230,13 @@ struct RacingStore {
     winner: IntentRecord,
 }
 
-impl IntentStore for RacingStore {
+impl RecordStore<IntentRecord> for RacingStore {
     async fn get(&self, ns: &str, id: &str) -> Result<Option<IntentRecord>, StoreError> {
         self.inner.get(ns, id).await
     }
     async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
         if record.revision == 0
-            && self
-                .inner
-                .get(&record.namespace, &record.intent_id)
+            && RecordStore::<IntentRecord>::get(&self.inner, &record.namespace, &record.intent_id)
                 .await?
                 .is_none()
         {
@@ -247,7 +245,7 @@ impl IntentStore for RacingStore {
         self.inner.put(record).await
     }
     async fn delete(&self, ns: &str, id: &str) -> Result<(), StoreError> {
-        self.inner.delete(ns, id).await
+        RecordStore::<IntentRecord>::delete(&self.inner, ns, id).await
     }
     async fn list(&self, ns: &str) -> Result<Listing, StoreError> {
         self.inner.list(ns).await

@@ -1,8 +1,10 @@
 // IndexedDB, one whole transaction per call: the Rust side never holds a
 // transaction across an await (that would end in TransactionInactiveError).
-// One database per namespace; object stores `intents` and `quarantine`.
+// One database per namespace; object stores `intents` (the command client's
+// journal), `effects` (idempotent consumers) and `quarantine` (unreadable
+// entries of either, effects under an `effects/` key prefix).
 
-const VERSION = 1;
+const VERSION = 2;
 
 function request(req) {
   return new Promise((resolve, reject) => {
@@ -21,8 +23,9 @@ export function idbOpen(name) {
     const req = indexedDB.open(name, VERSION);
     req.onupgradeneeded = () => {
       const db = req.result;
-      if (!db.objectStoreNames.contains("intents")) db.createObjectStore("intents");
-      if (!db.objectStoreNames.contains("quarantine")) db.createObjectStore("quarantine");
+      for (const name of ["intents", "effects", "quarantine"]) {
+        if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
+      }
     };
     req.onsuccess = () => {
       const db = req.result;
@@ -54,17 +57,17 @@ function done(t) {
   });
 }
 
-export async function idbGet(db, key) {
-  const t = tx(db, ["intents"], "readonly");
-  const value = await request(t.objectStore("intents").get(key));
+export async function idbGet(db, area, key) {
+  const t = tx(db, [area], "readonly");
+  const value = await request(t.objectStore(area).get(key));
   return value === undefined ? null : value;
 }
 
 // Compare-and-swap inside one transaction: returns null on success, or the
 // revision found (-1 when absent) when it did not match `expected`.
-export async function idbCas(db, key, expected, value) {
-  const t = tx(db, ["intents"], "readwrite");
-  const store = t.objectStore("intents");
+export async function idbCas(db, area, key, expected, value) {
+  const t = tx(db, [area], "readwrite");
+  const store = t.objectStore(area);
   const finished = done(t);
   const current = await request(store.get(key));
   const found = current === undefined ? -1 : (current.revision ?? 0);
@@ -78,33 +81,41 @@ export async function idbCas(db, key, expected, value) {
   return null;
 }
 
-export async function idbDelete(db, key) {
-  const t = tx(db, ["intents"], "readwrite");
+export async function idbDelete(db, area, key) {
+  const t = tx(db, [area], "readwrite");
   const finished = done(t);
-  t.objectStore("intents").delete(key);
+  t.objectStore(area).delete(key);
   await finished;
 }
 
 // Every entry: [[key, value], ...].
-export async function idbEntries(db) {
-  const t = tx(db, ["intents"], "readonly");
-  const store = t.objectStore("intents");
+export async function idbEntries(db, area) {
+  const t = tx(db, [area], "readonly");
+  const store = t.objectStore(area);
   const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
   return keys.map((k, i) => [k, values[i]]);
 }
 
 // Moves an unreadable entry aside, in one transaction.
-export async function idbQuarantine(db, key, value, reason) {
-  const t = tx(db, ["intents", "quarantine"], "readwrite");
+// Intents keep their own key in `quarantine`; other areas are prefixed.
+function asideKey(area, key) {
+  return area === "intents" ? key : `${area}/${key}`;
+}
+
+export async function idbQuarantine(db, area, key, value, reason) {
+  const t = tx(db, [area, "quarantine"], "readwrite");
   const finished = done(t);
-  t.objectStore("quarantine").put({ value, reason, at: Date.now() }, key);
-  t.objectStore("intents").delete(key);
+  t.objectStore("quarantine").put({ value, reason, at: Date.now() }, asideKey(area, key));
+  t.objectStore(area).delete(key);
   await finished;
 }
 
-export async function idbQuarantineKeys(db) {
+// The keys (without the area prefix) quarantined from one area.
+export async function idbQuarantineKeys(db, area) {
   const t = tx(db, ["quarantine"], "readonly");
-  return request(t.objectStore("quarantine").getAllKeys());
+  const keys = await request(t.objectStore("quarantine").getAllKeys());
+  if (area === "intents") return keys.filter((k) => !/^[a-z]+\//.test(k));
+  return keys.filter((k) => k.startsWith(`${area}/`)).map((k) => k.slice(area.length + 1));
 }
 
 export function idbDeleteDatabase(name) {

@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{record_from_js, record_to_js, settle};
 use crate::core::journal::{
-    IntentRecord, IntentStore, Listing, Quarantined, RecordError, StoreError,
+    next_revision, Listing, Quarantined, RecordError, RecordStore, StoreError, StoredRecord,
 };
 
 #[wasm_bindgen(module = "/src/web/storage/idb.js")]
@@ -16,17 +16,29 @@ extern "C" {
     #[wasm_bindgen(js_name = idbOpen)]
     fn idb_open(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbGet)]
-    fn idb_get(db: &JsValue, key: &str) -> js_sys::Promise;
+    fn idb_get(db: &JsValue, area: &str, key: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbCas)]
-    fn idb_cas(db: &JsValue, key: &str, expected: f64, value: &JsValue) -> js_sys::Promise;
+    fn idb_cas(
+        db: &JsValue,
+        area: &str,
+        key: &str,
+        expected: f64,
+        value: &JsValue,
+    ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbDelete)]
-    fn idb_delete(db: &JsValue, key: &str) -> js_sys::Promise;
+    fn idb_delete(db: &JsValue, area: &str, key: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbEntries)]
-    fn idb_entries(db: &JsValue) -> js_sys::Promise;
+    fn idb_entries(db: &JsValue, area: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbQuarantine)]
-    fn idb_quarantine(db: &JsValue, key: &str, value: &JsValue, reason: &str) -> js_sys::Promise;
+    fn idb_quarantine(
+        db: &JsValue,
+        area: &str,
+        key: &str,
+        value: &JsValue,
+        reason: &str,
+    ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbQuarantineKeys)]
-    fn idb_quarantine_keys(db: &JsValue) -> js_sys::Promise;
+    fn idb_quarantine_keys(db: &JsValue, area: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = storagePersist)]
     fn storage_persist() -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbDeleteDatabase)]
@@ -84,40 +96,38 @@ impl IndexedDbStore {
     }
 }
 
-impl IntentStore for IndexedDbStore {
-    async fn get(
-        &self,
-        namespace: &str,
-        intent_id: &str,
-    ) -> Result<Option<IntentRecord>, StoreError> {
+impl<R: StoredRecord> RecordStore<R> for IndexedDbStore {
+    async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
+        let area = R::KIND.area();
         let db = self.db(namespace).await?;
-        let value = settle(idb_get(&db, intent_id), false).await?;
+        let value = settle(idb_get(&db, area, id), false).await?;
         if value.is_null() {
             return Ok(None);
         }
         match record_from_js(value.clone()) {
             Ok(record) => Ok(Some(record)),
             Err(reason) => {
-                quarantine(&db, intent_id, &value, &reason).await?;
+                quarantine(&db, area, id, &value, &reason).await?;
                 Err(StoreError::Unavailable {
                     kind: crate::core::journal::Unavailable::ReadFailed,
-                    detail: format!("{namespace}/{intent_id}: {reason}"),
+                    detail: format!("{namespace}/{id}: {reason}"),
                 })
             }
         }
     }
 
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
-        let db = self.db(&record.namespace).await?;
-        let next = super::next_revision(record);
+    async fn put(&self, record: &R) -> Result<u64, StoreError> {
+        let db = self.db(record.namespace()).await?;
+        let next = next_revision(record);
         let value = record_to_js(&next)?;
+        let expected = record.revision() as f64;
         let found = settle(
-            idb_cas(&db, &record.intent_id, record.revision as f64, &value),
+            idb_cas(&db, R::KIND.area(), record.id(), expected, &value),
             true,
         )
         .await?;
         if found.is_null() {
-            return Ok(next.revision);
+            return Ok(next.revision());
         }
         let found = found.as_f64().unwrap_or(-1.0);
         Err(StoreError::Conflict {
@@ -125,15 +135,18 @@ impl IntentStore for IndexedDbStore {
         })
     }
 
-    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
+    async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
         let db = self.db(namespace).await?;
-        settle(idb_delete(&db, intent_id), true).await?;
+        settle(idb_delete(&db, R::KIND.area(), id), true).await?;
         Ok(())
     }
 
-    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+    async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
+        let area = R::KIND.area();
         let db = self.db(namespace).await?;
-        let entries: js_sys::Array = settle(idb_entries(&db), false).await?.unchecked_into();
+        let entries: js_sys::Array = settle(idb_entries(&db, area), false)
+            .await?
+            .unchecked_into();
         let mut listing = Listing::default();
         for entry in entries.iter() {
             let entry: js_sys::Array = entry.unchecked_into();
@@ -142,7 +155,7 @@ impl IntentStore for IndexedDbStore {
             match record_from_js(value.clone()) {
                 Ok(record) => listing.records.push(record),
                 Err(reason) => {
-                    quarantine(&db, &key, &value, &reason).await?;
+                    quarantine(&db, area, &key, &value, &reason).await?;
                     listing.quarantined.push(Quarantined {
                         key: format!("{namespace}/{key}"),
                         reason,
@@ -150,7 +163,7 @@ impl IntentStore for IndexedDbStore {
                 }
             }
         }
-        let aside: js_sys::Array = settle(idb_quarantine_keys(&db), false)
+        let aside: js_sys::Array = settle(idb_quarantine_keys(&db, area), false)
             .await?
             .unchecked_into();
         for key in aside.iter().filter_map(|k| k.as_string()) {
@@ -170,6 +183,7 @@ impl IntentStore for IndexedDbStore {
 /// newer build is left where it is).
 async fn quarantine(
     db: &JsValue,
+    area: &str,
     key: &str,
     value: &JsValue,
     reason: &RecordError,
@@ -177,6 +191,10 @@ async fn quarantine(
     if matches!(reason, RecordError::FutureSchema(_)) {
         return Ok(());
     }
-    settle(idb_quarantine(db, key, value, &reason.to_string()), true).await?;
+    settle(
+        idb_quarantine(db, area, key, value, &reason.to_string()),
+        true,
+    )
+    .await?;
     Ok(())
 }

@@ -16,9 +16,8 @@ pub mod text_kv;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::JsFailure;
-use crate::core::journal::record::check_schema;
 use crate::core::journal::{
-    IntentRecord, IntentStore, Listing, MemoryStore, RecordError, StoreError, Unavailable,
+    Listing, MemoryStore, RecordError, RecordStore, StoreError, StoredRecord, Unavailable,
 };
 
 pub use adapter::AdapterStore;
@@ -43,7 +42,7 @@ pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
 }
 
 /// A record as a plain JS object (objects, not Maps; integers as numbers).
-pub fn record_to_js(record: &IntentRecord) -> Result<JsValue, StoreError> {
+pub fn record_to_js<R: StoredRecord>(record: &R) -> Result<JsValue, StoreError> {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
     serde::Serialize::serialize(record, &serializer).map_err(|e| StoreError::Unavailable {
         kind: Unavailable::WriteFailed,
@@ -52,7 +51,7 @@ pub fn record_to_js(record: &IntentRecord) -> Result<JsValue, StoreError> {
 }
 
 /// A record from a stored JS value, through the schema check.
-pub fn record_from_js(value: JsValue) -> Result<IntentRecord, RecordError> {
+pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError> {
     if !value.is_object() {
         return Err(RecordError::Corrupt("not an object".into()));
     }
@@ -61,12 +60,12 @@ pub fn record_from_js(value: JsValue) -> Result<IntentRecord, RecordError> {
         .and_then(|v| v.as_f64())
         .filter(|v| v.fract() == 0.0 && *v >= 0.0)
         .map(|v| v as u64);
-    check_schema(version)?;
+    R::check_schema(version)?;
     serde_wasm_bindgen::from_value(value).map_err(|e| RecordError::Corrupt(e.to_string()))
 }
 
 /// A record as JSON text (localStorage, adapters).
-pub fn record_to_text(record: &IntentRecord) -> Result<String, StoreError> {
+pub fn record_to_text<R: StoredRecord>(record: &R) -> Result<String, StoreError> {
     let value = record_to_js(record)?;
     js_sys::JSON::stringify(&value)
         .map(String::from)
@@ -74,17 +73,10 @@ pub fn record_to_text(record: &IntentRecord) -> Result<String, StoreError> {
 }
 
 /// A record from JSON text.
-pub fn record_from_text(text: &str) -> Result<IntentRecord, RecordError> {
+pub fn record_from_text<R: StoredRecord>(text: &str) -> Result<R, RecordError> {
     let value = js_sys::JSON::parse(text)
         .map_err(|e| RecordError::Corrupt(JsFailure::from(e).to_string()))?;
     record_from_js(value)
-}
-
-/// The record to store for a compare-and-swap `put`: one revision on.
-pub(crate) fn next_revision(record: &IntentRecord) -> IntentRecord {
-    let mut next = record.clone();
-    next.revision += 1;
-    next
 }
 
 /// Awaits a promise, mapping a rejection to a storage error.
@@ -140,21 +132,17 @@ macro_rules! each_backend {
     };
 }
 
-impl IntentStore for AnyStore {
-    async fn get(
-        &self,
-        namespace: &str,
-        intent_id: &str,
-    ) -> Result<Option<IntentRecord>, StoreError> {
-        each_backend!(self, s => s.get(namespace, intent_id).await)
+impl<R: StoredRecord> RecordStore<R> for AnyStore {
+    async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
+        each_backend!(self, s => s.get(namespace, id).await)
     }
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+    async fn put(&self, record: &R) -> Result<u64, StoreError> {
         each_backend!(self, s => s.put(record).await)
     }
-    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
-        each_backend!(self, s => s.delete(namespace, intent_id).await)
+    async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
+        each_backend!(self, s => RecordStore::<R>::delete(s, namespace, id).await)
     }
-    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+    async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         each_backend!(self, s => s.list(namespace).await)
     }
 }

@@ -1,17 +1,26 @@
 //! Intent storage over any string key-value store (localStorage, a caller's
 //! adapter): one implementation of the key layout, compare-and-swap and
 //! quarantine for both.
+//!
+//! Records live under `wow-<area>/<namespace>/<id>` (`wow-intents/…`,
+//! `wow-effects/…`); unreadable entries are moved under
+//! `wow-<area>-quarantine/…`.
 
-use super::{next_revision, record_from_text, record_to_text};
-use crate::core::journal::record::record_key;
+use super::{record_from_text, record_to_text};
 use crate::core::journal::{
-    IntentRecord, IntentStore, Listing, Quarantined, RecordError, StoreError, Unavailable,
+    next_revision, Listing, Quarantined, RecordError, RecordKind, RecordStore, StoreError,
+    StoredRecord, Unavailable,
 };
 
-/// Records live under `wow-intents/<namespace>/<intentId>`.
-pub const PREFIX: &str = "wow-intents/";
-/// Unreadable entries are moved under `wow-intents-quarantine/…`.
-pub const QUARANTINE: &str = "wow-intents-quarantine/";
+/// The key prefix of a kind's records.
+pub fn prefix(kind: RecordKind) -> String {
+    format!("wow-{}/", kind.area())
+}
+
+/// The key prefix of a kind's quarantined entries.
+pub fn quarantine_prefix(kind: RecordKind) -> String {
+    format!("wow-{}-quarantine/", kind.area())
+}
 
 /// A string key-value store.
 #[allow(async_fn_in_trait)]
@@ -54,6 +63,7 @@ impl<K: TextKv> TextStore<K> {
     /// Moves an unreadable entry aside; a record from a newer build stays put.
     async fn quarantine(
         &self,
+        kind: RecordKind,
         key: &str,
         text: &str,
         reason: &RecordError,
@@ -61,30 +71,31 @@ impl<K: TextKv> TextStore<K> {
         if matches!(reason, RecordError::FutureSchema(_)) {
             return Ok(());
         }
-        let aside = format!("{QUARANTINE}{}", key.strip_prefix(PREFIX).unwrap_or(key));
+        let own = prefix(kind);
+        let aside = format!(
+            "{}{}",
+            quarantine_prefix(kind),
+            key.strip_prefix(own.as_str()).unwrap_or(key)
+        );
         self.kv.write(&aside, text).await?;
         self.kv.remove(key).await
     }
 }
 
-fn key_of(namespace: &str, intent_id: &str) -> String {
-    format!("{PREFIX}{}", record_key(namespace, intent_id))
+fn key_of(kind: RecordKind, namespace: &str, id: &str) -> String {
+    format!("{}{namespace}/{id}", prefix(kind))
 }
 
-impl<K: TextKv> IntentStore for TextStore<K> {
-    async fn get(
-        &self,
-        namespace: &str,
-        intent_id: &str,
-    ) -> Result<Option<IntentRecord>, StoreError> {
-        let key = key_of(namespace, intent_id);
+impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
+    async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
+        let key = key_of(R::KIND, namespace, id);
         let Some(text) = self.kv.read(&key).await? else {
             return Ok(None);
         };
         match record_from_text(&text) {
             Ok(record) => Ok(Some(record)),
             Err(reason) => {
-                self.quarantine(&key, &text, &reason).await?;
+                self.quarantine(R::KIND, &key, &text, &reason).await?;
                 Err(StoreError::Unavailable {
                     kind: Unavailable::ReadFailed,
                     detail: format!("{key}: {reason}"),
@@ -97,16 +108,16 @@ impl<K: TextKv> IntentStore for TextStore<K> {
     /// and writes. Over a synchronous store (localStorage) nothing runs in
     /// between within a tab; across tabs and workers the intent's lock
     /// keeps one writer.
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
-        let key = key_of(&record.namespace, &record.intent_id);
+    async fn put(&self, record: &R) -> Result<u64, StoreError> {
+        let key = key_of(R::KIND, record.namespace(), record.id());
         let next = next_revision(record);
         let text = record_to_text(&next)?;
         match self
             .kv
-            .compare_and_set(&key, record.revision, &text)
+            .compare_and_set(&key, record.revision(), &text)
             .await?
         {
-            Some(true) => return Ok(next.revision),
+            Some(true) => return Ok(next.revision()),
             Some(false) => return Err(StoreError::Conflict { current: None }),
             None => {}
         }
@@ -114,31 +125,29 @@ impl<K: TextKv> IntentStore for TextStore<K> {
             .kv
             .read(&key)
             .await?
-            .map(|stored| record_from_text(&stored).map_or(u64::MAX, |r| r.revision));
-        if current.unwrap_or(0) != record.revision {
+            .map(|stored| record_from_text::<R>(&stored).map_or(u64::MAX, |r| r.revision()));
+        if current.unwrap_or(0) != record.revision() {
             return Err(StoreError::Conflict { current });
         }
         self.kv.write(&key, &text).await?;
-        Ok(next.revision)
+        Ok(next.revision())
     }
 
-    async fn delete(&self, namespace: &str, intent_id: &str) -> Result<(), StoreError> {
-        self.kv.remove(&key_of(namespace, intent_id)).await
+    async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
+        self.kv.remove(&key_of(R::KIND, namespace, id)).await
     }
 
-    async fn list(&self, namespace: &str) -> Result<Listing, StoreError> {
+    async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
-        for (key, _) in self
-            .kv
-            .entries(&format!("{QUARANTINE}{namespace}/"))
-            .await?
-        {
+        let aside = format!("{}{namespace}/", quarantine_prefix(R::KIND));
+        for (key, _) in self.kv.entries(&aside).await? {
             listing.quarantined.push(Quarantined {
                 key,
                 reason: RecordError::Corrupt("quarantined earlier".into()),
             });
         }
-        for (key, text) in self.kv.entries(&format!("{PREFIX}{namespace}/")).await? {
+        let own = format!("{}{namespace}/", prefix(R::KIND));
+        for (key, text) in self.kv.entries(&own).await? {
             let text = match text {
                 Some(t) => t,
                 None => match self.kv.read(&key).await? {
@@ -149,7 +158,7 @@ impl<K: TextKv> IntentStore for TextStore<K> {
             match record_from_text(&text) {
                 Ok(record) => listing.records.push(record),
                 Err(reason) => {
-                    self.quarantine(&key, &text, &reason).await?;
+                    self.quarantine(R::KIND, &key, &text, &reason).await?;
                     listing.quarantined.push(Quarantined { key, reason });
                 }
             }
