@@ -2,6 +2,7 @@
 //! result stream. Failures are thrown as `CommandError` carrying the whole
 //! CommandResult and the outcome; nobody parses error text.
 
+mod consumer;
 pub mod input;
 mod types;
 

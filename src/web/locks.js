@@ -38,7 +38,11 @@ export function lockWait(name, timeoutMs) {
 }
 
 export function channelOpen(name) {
-  return typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel(name);
+  if (typeof BroadcastChannel === "undefined") return null;
+  const channel = new BroadcastChannel(name);
+  // Node.js: an open channel would keep the process alive after its work.
+  if (typeof channel.unref === "function") channel.unref();
+  return channel;
 }
 
 export function channelPost(channel, message) {

@@ -3,6 +3,7 @@
 //! `{ name, message }`.
 
 pub mod driver;
+pub mod effects;
 pub mod http;
 pub mod js_failure;
 pub mod locks;

@@ -1,6 +1,11 @@
 // Compiled (not run) by `npm test` against the generated package types:
 // the README's usage must type-check, and misuse must not.
-import init, { WowClient, CommandError, type Command, type Outcome, type CommandResult } from "../../pkg/index.js";
+import init, {
+  WowClient, CommandError, IdempotentConsumer, EffectError,
+  type Command, type Outcome, type CommandResult, type EffectOutcome,
+} from "../../pkg/index.js";
+import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
+import { fileAdapter } from "../../pkg/node-adapters.js";
 
 async function example(): Promise<void> {
   await init();
@@ -42,4 +47,25 @@ async function example(): Promise<void> {
   await client.send({ ...command, waitStage: "DONE" });
 }
 
+async function consumerExample(kv: KvNamespaceLike): Promise<void> {
+  const consumer = await IdempotentConsumer.open({
+    storage: kvAdapter(kv),
+    namespace: "mailer",
+    leaseMs: 10_000,
+    reconcile: async (identity, record) => (record.attempt > 3 ? "done" : { run: true }),
+  });
+  try {
+    const outcome: EffectOutcome = await consumer.handle("evt-1", async (key) => key.length);
+    const status: "ran" | "skipped" | "reconciled" = outcome.status;
+    void status;
+  } catch (e) {
+    if (e instanceof EffectError && e.code === "NeedsReconciliation") void e.record?.state;
+  }
+  await IdempotentConsumer.open({ storage: memoryAdapter() });
+  await IdempotentConsumer.open({ storage: fileAdapter("/var/lib/app/journal") });
+  // @ts-expect-error: a reconciliation answers done or run.
+  await consumer.handle("evt-2", () => 1, { reconcile: () => "maybe" });
+}
+
 void example;
+void consumerExample;

@@ -57,7 +57,7 @@ pub enum ConsumerError {
 impl ::core::fmt::Display for ConsumerError {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         match self {
-            ConsumerError::InvalidIdentity(why) => write!(f, "invalid identity: {why}"),
+            ConsumerError::InvalidIdentity(why) => f.write_str(why),
             ConsumerError::Storage(e) => write!(f, "{e}"),
             ConsumerError::Superseded { .. } => {
                 f.write_str("another deliverer took this identity over")

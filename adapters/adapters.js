@@ -1,0 +1,78 @@
+// Storage adapters for runtimes without IndexedDB or localStorage. Each is
+// the StorageAdapter contract: get/set/delete/list, and compareAndSet where
+// the store can swap atomically. See docs/edge.md for what each guarantees.
+
+/** Reads the revision out of a stored record's JSON (0 when absent or unreadable). */
+export function storedRevision(text) {
+  if (text == null) return 0;
+  try {
+    const revision = JSON.parse(text).revision;
+    return Number.isSafeInteger(revision) ? revision : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * Cloudflare Workers KV. KV has no compare-and-swap and is eventually
+ * consistent across locations (a read elsewhere can be ~60 s stale): keep
+ * one driver per intent (one worker invocation resumes at a time), and let
+ * confirmation, not the journal, decide what the gateway holds.
+ */
+export function kvAdapter(kv) {
+  return {
+    get: (key) => kv.get(key),
+    set: (key, value) => kv.put(key, value),
+    delete: (key) => kv.delete(key),
+    async list(prefix) {
+      const keys = [];
+      let cursor;
+      do {
+        const page = await kv.list({ prefix, cursor });
+        for (const k of page.keys) keys.push(k.name);
+        cursor = page.list_complete ? undefined : page.cursor;
+      } while (cursor);
+      return keys;
+    },
+  };
+}
+
+/**
+ * A Durable Object's transactional storage: strongly consistent, and
+ * compareAndSet runs in one transaction, so two invocations racing on one
+ * intent cannot both win.
+ */
+export function durableObjectAdapter(storage) {
+  return {
+    get: async (key) => (await storage.get(key)) ?? null,
+    set: (key, value) => storage.put(key, value),
+    delete: (key) => storage.delete(key),
+    async list(prefix) {
+      const found = await storage.list({ prefix });
+      return [...found.entries()];
+    },
+    compareAndSet: (key, expected, value) =>
+      storage.transaction(async (txn) => {
+        const current = await txn.get(key);
+        const found = current === undefined ? 0 : storedRevision(current);
+        if (found !== expected) return false;
+        await txn.put(key, value);
+        return true;
+      }),
+  };
+}
+
+/** In memory, with compareAndSet (tests, short-lived scripts): lost on exit. */
+export function memoryAdapter(map = new Map()) {
+  return {
+    get: (key) => map.get(key) ?? null,
+    set: (key, value) => void map.set(key, value),
+    delete: (key) => void map.delete(key),
+    list: (prefix) => [...map].filter(([k]) => k.startsWith(prefix)),
+    compareAndSet(key, expected, value) {
+      if (storedRevision(map.get(key)) !== expected) return false;
+      map.set(key, value);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,190 @@
+//! Runs one delivery of an idempotent consumer: the identity's lock (Web
+//! Locks, where the runtime has them), the caller's effect and its
+//! reconciliation callback, around the core's [`Consumer`] protocol.
+
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use super::locks::{wait_lock, LockAttempt};
+use super::storage::AnyStore;
+use super::{time, JsFailure};
+use crate::core::consumer::{Consumer, ConsumerError, Delivery, EffectRecord, Reconciliation};
+use crate::core::protocol::JsonValue;
+
+/// How a delivery ended well.
+#[derive(Debug)]
+pub enum Handled {
+    /// The effect ran and is recorded done; its return value.
+    Ran(EffectRecord, JsValue),
+    /// It was already done: not run.
+    Skipped(EffectRecord),
+    /// A reconciliation found it done: not run.
+    Reconciled(EffectRecord),
+}
+
+/// How a delivery failed.
+#[derive(Debug)]
+pub enum HandleFailure {
+    /// Refused or failed in the protocol (identity, storage before the
+    /// effect, another deliverer taking over).
+    Consumer(ConsumerError),
+    /// The effect threw; the record stays `started` for reconciliation.
+    Effect(EffectRecord, JsValue),
+    /// The effect ran but `done` could not be recorded; the next delivery
+    /// reconciles. Carries the effect's return value.
+    DoneNotRecorded(EffectRecord, JsValue, ConsumerError),
+    /// Started, never recorded done, and no reconciliation callback given.
+    NeedsReconciliation(EffectRecord),
+    /// The reconciliation callback threw or gave no usable answer.
+    ReconcileFailed(EffectRecord, JsValue),
+    /// Another deliverer kept it busy longer than the caller would wait.
+    Busy(Option<EffectRecord>),
+}
+
+impl From<ConsumerError> for HandleFailure {
+    fn from(e: ConsumerError) -> Self {
+        HandleFailure::Consumer(e)
+    }
+}
+
+/// Calls a JS function and awaits what it returns (a value or a promise).
+async fn call(f: &js_sys::Function, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    let array: js_sys::Array = args.iter().copied().collect();
+    let returned = f.apply(&JsValue::NULL, &array)?;
+    JsFuture::from(js_sys::Promise::resolve(&returned)).await
+}
+
+/// A JS value as JSON (`None` where it is not JSON-compatible).
+fn json_of(value: &JsValue) -> Option<JsonValue> {
+    if value.is_undefined() {
+        return None;
+    }
+    serde_wasm_bindgen::from_value(value.clone()).ok()
+}
+
+/// Reads a reconciliation callback's answer: `'done'`, `'run'`,
+/// `{ done: result }` or `{ run: true }`.
+fn reconciliation(answer: &JsValue) -> Option<Reconciliation> {
+    match answer.as_string().as_deref() {
+        Some("done") => return Some(Reconciliation::Done(None)),
+        Some("run") => return Some(Reconciliation::Run),
+        Some(_) => return None,
+        None => {}
+    }
+    if !answer.is_object() {
+        return None;
+    }
+    let field = |name: &str| js_sys::Reflect::get(answer, &JsValue::from_str(name)).ok();
+    if let Some(done) = field("done").filter(|v| !v.is_undefined()) {
+        return Some(Reconciliation::Done(json_of(&done)));
+    }
+    field("run")
+        .and_then(|v| v.as_bool())
+        .filter(|run| *run)
+        .map(|_| Reconciliation::Run)
+}
+
+/// One delivery's inputs.
+#[derive(Debug)]
+pub struct DeliveryRun<'a> {
+    /// The consumer.
+    pub consumer: &'a Consumer<AnyStore>,
+    /// This deliverer's owner id.
+    pub owner: &'a str,
+    /// The input identity.
+    pub identity: &'a str,
+    /// The effect: `(identity) => result | Promise<result>`.
+    pub effect: &'a js_sys::Function,
+    /// The reconciliation: `(identity, record) => answer | Promise<answer>`.
+    pub reconcile: Option<&'a js_sys::Function>,
+    /// How long to wait for a busy identity.
+    pub max_wait_ms: u64,
+}
+
+impl DeliveryRun<'_> {
+    /// Handles the delivery.
+    pub async fn handle(&self) -> Result<Handled, HandleFailure> {
+        let deadline = time::now().saturating_add(self.max_wait_ms as i64);
+        let lock_id = format!("effects/{}", self.identity);
+        let namespace = self.consumer.namespace();
+        let mut last_busy = None;
+        loop {
+            let remaining = deadline.saturating_sub(time::now()).max(0) as u64;
+            let lock = wait_lock(namespace, &lock_id, remaining).await;
+            let (exclusive, _held) = match lock {
+                Ok(LockAttempt::Held(held)) => (true, Some(held)),
+                Ok(LockAttempt::Busy) => return Err(HandleFailure::Busy(last_busy)),
+                Ok(LockAttempt::Unsupported) | Err(_) => (false, None),
+            };
+            let now = time::now() as u64;
+            match self
+                .consumer
+                .deliver(self.identity, now, self.owner, exclusive)
+                .await?
+            {
+                Delivery::Run(started) => return self.run(started).await,
+                Delivery::Skip(done) => return Ok(Handled::Skipped(done)),
+                Delivery::Reconcile(found) => return self.reconcile(found).await,
+                Delivery::Busy { until, record } => {
+                    let now = time::now();
+                    if now >= deadline {
+                        return Err(HandleFailure::Busy(Some(record)));
+                    }
+                    last_busy = Some(record);
+                    let wait = (until as i64 - now).clamp(20, 200).min(deadline - now);
+                    time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    async fn run(&self, started: EffectRecord) -> Result<Handled, HandleFailure> {
+        let identity = JsValue::from_str(self.identity);
+        match call(self.effect, &[&identity]).await {
+            Ok(value) => {
+                let now = time::now() as u64;
+                match self.consumer.complete(&started, now, json_of(&value)).await {
+                    Ok(done) => Ok(Handled::Ran(done, value)),
+                    Err(e) => Err(HandleFailure::DoneNotRecorded(started, value, e)),
+                }
+            }
+            Err(thrown) => {
+                let detail = JsFailure::from(thrown.clone()).to_string();
+                let now = time::now() as u64;
+                let record = self
+                    .consumer
+                    .fail(&started, now, &detail)
+                    .await
+                    .unwrap_or(started);
+                Err(HandleFailure::Effect(record, thrown))
+            }
+        }
+    }
+
+    async fn reconcile(&self, found: EffectRecord) -> Result<Handled, HandleFailure> {
+        let Some(callback) = self.reconcile else {
+            return Err(HandleFailure::NeedsReconciliation(found));
+        };
+        let identity = JsValue::from_str(self.identity);
+        let answer = match call(callback, &[&identity, &super::to_js(&found)]).await {
+            Ok(answer) => answer,
+            Err(thrown) => return Err(HandleFailure::ReconcileFailed(found, thrown)),
+        };
+        let Some(answer) = reconciliation(&answer) else {
+            let why = js_sys::Error::new(
+                "reconcile must answer 'done', 'run', { done: result } or { run: true }",
+            );
+            return Err(HandleFailure::ReconcileFailed(found, why.unchecked_into()));
+        };
+        let now = time::now() as u64;
+        match self
+            .consumer
+            .reconciled(&found, now, self.owner, answer)
+            .await?
+        {
+            Delivery::Run(started) => self.run(started).await,
+            Delivery::Skip(done) => Ok(Handled::Reconciled(done)),
+            other => unreachable!("reconciled answers Run or Skip, not {other:?}"),
+        }
+    }
+}

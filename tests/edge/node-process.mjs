@@ -1,0 +1,56 @@
+// One Node.js process using the package as a server-side user would, over a
+// file-backed journal; the test kills it with SIGKILL mid-flight.
+//   node node-process.mjs <send|resume|intents|consume> <dir> <ns> <gateway> [json]
+// Prints one JSON line per result.
+import { WowClient, IdempotentConsumer } from "../../pkg/node.js";
+import { fileAdapter } from "../../pkg/node-adapters.js";
+
+const [mode, dir, namespace, baseUrl, arg] = process.argv.slice(2);
+const storage = fileAdapter(dir);
+const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+if (mode === "consume") {
+  // The effect posts a command keyed by the identity, then (with `hang`)
+  // never returns: the process dies between the effect and its record.
+  const { identity, aggregateId, hang } = JSON.parse(arg);
+  const consumer = await IdempotentConsumer.open({ storage, namespace, leaseMs: 300 });
+  let effects = 0;
+  try {
+    const outcome = await consumer.handle(identity, async (key) => {
+      effects += 1;
+      const r = await fetch(`${baseUrl}/account/${aggregateId}/lock_amount`, {
+        method: "PUT",
+        headers: { "Content-Type": "application/json", "Command-Request-Id": key, "Command-Wait-Stage": "PROCESSED" },
+        body: JSON.stringify({ amount: 1 }),
+      });
+      print({ effectDone: r.status });
+      if (hang) await new Promise(() => {});
+      return { status: r.status };
+    }, {
+      // Ask the external system whether the effect happened.
+      async reconcile(key, record) {
+        const r = await fetch(`${baseUrl}/account/event/count`, {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ operator: "AND", children: [
+            { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: key }] }),
+        });
+        const found = await r.json();
+        print({ reconciled: found, previousAttempt: record.attempt });
+        return found > 0 ? { done: { status: 200, recovered: true } } : "run";
+      },
+    });
+    print({ outcome, effects });
+  } catch (e) {
+    print({ error: e.code, message: e.message, effects });
+  }
+} else {
+  const client = await WowClient.connect({ baseUrl, storage, namespace, timeoutMs: 15_000 });
+  if (mode === "send") {
+    const commands = JSON.parse(arg);
+    for (const outcome of await Promise.all(commands.map((c) => client.send(c)))) print(outcome);
+  } else if (mode === "resume") {
+    print(await client.resume());
+  } else {
+    print(await client.intents());
+  }
+}

@@ -1,0 +1,185 @@
+// The package in plain Node.js: a file-backed journal survives SIGKILL of
+// the process mid-flight, and a new process resumes the same intents with
+// the same requestIds; idempotent consumers across processes and within one
+// (two "workers" over one store), with crashes and failing storage.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startGateway } from "../support/gateway.mjs";
+import { IdempotentConsumer, EffectError, WowClient } from "../../pkg/node.js";
+import { memoryAdapter } from "../../pkg/adapters.js";
+
+let gateway;
+before(async () => { gateway = await startGateway(); });
+after(async () => { await gateway?.stop(); });
+
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+const script = new URL("./node-process.mjs", import.meta.url).pathname;
+
+/** Runs the child; resolves to its JSON lines. `until(lines)` kills it with SIGKILL once true. */
+function child(args, until) {
+  return start(args, until).result;
+}
+
+function start(args, until) {
+  const proc = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = [];
+  let buffer = "";
+  const result = new Promise((resolve, reject) => {
+    proc.stdout.on("data", (d) => {
+      buffer += d;
+      let i;
+      while ((i = buffer.indexOf("\n")) >= 0) {
+        lines.push(JSON.parse(buffer.slice(0, i)));
+        buffer = buffer.slice(i + 1);
+      }
+      if (until && until(lines)) proc.kill("SIGKILL");
+    });
+    proc.once("exit", (code, signal) => resolve({ code, signal, lines }));
+    proc.once("error", reject);
+  });
+  return { proc, result };
+}
+
+async function createAccount(id) {
+  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory" });
+  await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+    body: { name: id, balance: 100 } });
+}
+
+test("a process killed mid-flight: a new process resumes the same intents with the same requestIds", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "wow-node-journal-"));
+  const ns = unique("restart");
+  const ids = [unique("node"), unique("node"), unique("node")];
+  const commands = ids.map((id) => ({
+    aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 5 } }));
+  await gateway.faults("POST", { rules: [{ match: { path: "/account*" }, fault: "delay", delayMs: 1500, times: 3 }] });
+
+  const sender = start(["send", dir, ns, gateway.base, JSON.stringify(commands)]);
+  let journaled = [];
+  for (let i = 0; i < 100 && journaled.filter((r) => r.state === "sending").length < 3; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    journaled = (await child(["intents", dir, ns, gateway.base])).lines[0];
+  }
+  assert.equal(journaled.filter((r) => r.state === "sending").length, 3);
+  // SIGKILL the sender while its three requests are held at the gateway.
+  sender.proc.kill("SIGKILL");
+  const killed = await sender.result;
+  assert.equal(killed.signal, "SIGKILL");
+  assert.equal(killed.lines.length, 0, "the sender never answered");
+
+  const { lines: [report] } = await child(["resume", dir, ns, gateway.base]);
+  const sentWith = Object.fromEntries(journaled.map((r) => [r.intentId, r.requestId]));
+  assert.equal(report.driven.length, 3);
+  for (const outcome of report.driven) {
+    assert.equal(outcome.status, "succeeded", JSON.stringify(outcome));
+    assert.equal(outcome.requestId, sentWith[outcome.intentId]);
+  }
+  for (const r of journaled) {
+    assert.equal(await gateway.stored("account", r.aggregate.aggregateId, r.requestId), 1);
+  }
+});
+
+test("a crash between the effect and its record goes to reconciliation, not to a second effect", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "wow-node-effects-"));
+  const ns = unique("crash");
+  const account = unique("acct");
+  await createAccount(account);
+  const identity = crypto.randomUUID();
+  const delivery = JSON.stringify({ identity, aggregateId: account, hang: true });
+  // First delivery: the effect reaches the gateway, then the process dies.
+  const first = await child(["consume", dir, ns, gateway.base, delivery], (lines) => lines.some((l) => l.effectDone));
+  assert.equal(first.signal, "SIGKILL");
+  assert.equal(await gateway.stored("account", account, identity), 1);
+  // Redelivery in a new process: the lease (300 ms) ends, the external
+  // system is asked, the effect is not run again.
+  const again = JSON.stringify({ identity, aggregateId: account, hang: false });
+  const second = await child(["consume", dir, ns, gateway.base, again]);
+  const last = second.lines.at(-1);
+  assert.deepEqual(second.lines[0], { reconciled: 1, previousAttempt: 1 });
+  assert.equal(last.outcome.status, "reconciled");
+  assert.equal(last.effects, 0);
+  assert.deepEqual(last.outcome.result, { status: 200, recovered: true });
+  // And a third delivery skips.
+  const third = (await child(["consume", dir, ns, gateway.base, again])).lines.at(-1);
+  assert.equal(third.outcome.status, "skipped");
+  assert.equal(third.effects, 0);
+  assert.equal(await gateway.stored("account", account, identity), 1);
+});
+
+test("an effect that failed before reaching the system: the redelivery reconciles and runs it again, once", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "wow-node-effects-"));
+  const ns = unique("early");
+  const account = unique("acct");
+  await createAccount(account);
+  const identity = crypto.randomUUID();
+  // The effect's request is dropped before the bus: the effect throws.
+  await gateway.faults("POST", { rules: [{ match: { requestId: identity }, fault: "drop_request", times: 1 }] });
+  const first = await child(["consume", dir, ns, gateway.base, JSON.stringify({ identity, aggregateId: account })]);
+  assert.equal(await gateway.stored("account", account, identity), 0);
+  assert.equal(first.lines.at(-1).error, "EffectFailed");
+  const second = (await child(["consume", dir, ns, gateway.base, JSON.stringify({ identity, aggregateId: account })])).lines;
+  assert.deepEqual(second[0], { reconciled: 0, previousAttempt: 1 });
+  const last = second.at(-1);
+  assert.equal(last.outcome.status, "ran");
+  assert.equal(last.outcome.attempt, 2);
+  assert.equal(last.effects, 1);
+  assert.equal(await gateway.stored("account", account, identity), 1);
+});
+
+test("two workers delivering one identity at once: one runs, the other waits and skips", async () => {
+  const shared = memoryAdapter();
+  const [a, b] = await Promise.all([1, 2].map(() => IdempotentConsumer.open({ storage: shared, leaseMs: 5_000 })));
+  let effects = 0;
+  const effect = async (key) => {
+    effects += 1;
+    await new Promise((r) => setTimeout(r, 200));
+    return `sent ${key}`;
+  };
+  const [first, second] = await Promise.all([a.handle("msg-1", effect), b.handle("msg-1", effect)]);
+  assert.equal(effects, 1);
+  assert.deepEqual([first.status, second.status].sort(), ["ran", "skipped"]);
+  assert.equal(first.result, "sent msg-1");
+  assert.equal(second.result, "sent msg-1");
+});
+
+test("failing storage: nothing runs before `started` is durable; a lost `done` is reconciled", async () => {
+  const inner = memoryAdapter();
+  let writesLeft = 0;
+  const flaky = {
+    ...inner,
+    compareAndSet(key, expected, value) {
+      if (writesLeft-- <= 0) throw Object.assign(new Error("quota"), { name: "QuotaExceededError" });
+      return inner.compareAndSet(key, expected, value);
+    },
+  };
+  const consumer = await IdempotentConsumer.open({ storage: flaky, leaseMs: 0 });
+  let effects = 0;
+  const effect = () => { effects += 1; return "ok"; };
+  await assert.rejects(consumer.handle("evt", effect), (e) => e instanceof EffectError && e.code === "StorageUnavailable");
+  assert.equal(effects, 0);
+  writesLeft = 1;
+  await assert.rejects(consumer.handle("evt", effect), (e) => e.code === "DoneNotRecorded" && e.result === "ok");
+  assert.equal(effects, 1);
+  writesLeft = 10;
+  await assert.rejects(consumer.handle("evt", effect), (e) => e.code === "NeedsReconciliation" && e.record.state === "started");
+  const outcome = await consumer.handle("evt", effect, { reconcile: () => ({ done: "ok" }) });
+  assert.equal(outcome.status, "reconciled");
+  assert.equal(effects, 1);
+});
+
+test("bad input is refused with typed errors", async () => {
+  await assert.rejects(IdempotentConsumer.open({ storage: "memory", leaseMs: -1 }), (e) => e.code === "InvalidOptions");
+  await assert.rejects(IdempotentConsumer.open("x"), (e) => e.code === "InvalidOptions");
+  await assert.rejects(IdempotentConsumer.open({ storage: "indexedDB" }), (e) => e.code === "StorageUnavailable");
+  const consumer = await IdempotentConsumer.open({ storage: "memory" });
+  await assert.rejects(consumer.handle("", () => 1), (e) => e.code === "InvalidIdentity");
+  await assert.rejects(consumer.handle("x".repeat(600), () => 1), (e) => e.code === "InvalidIdentity");
+  const thrown = await consumer.handle("boom", () => { throw new TypeError("no"); }).catch((e) => e);
+  assert.equal(thrown.code, "EffectFailed");
+  assert.ok(thrown.cause instanceof TypeError);
+  assert.equal(thrown.record.lastError, "TypeError: no");
+});

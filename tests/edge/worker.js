@@ -1,0 +1,46 @@
+// A Cloudflare Worker that uses the package as an edge user would: the
+// journal in Workers KV through the shipped adapter, commands to the
+// gateway named by the GATEWAY binding, and an idempotent consumer.
+import { WowClient, IdempotentConsumer } from "../../pkg/workerd.js";
+import { kvAdapter } from "../../pkg/adapters.js";
+
+const json = (value, status = 200) =>
+  new Response(JSON.stringify(value), { status, headers: { "Content-Type": "application/json" } });
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const storage = kvAdapter(env.JOURNAL);
+    const namespace = url.searchParams.get("ns") ?? "edge";
+    try {
+      if (url.pathname === "/consume") {
+        // Deliver one identity; the effect posts a command whose requestId
+        // is the identity (the external system's idempotency key).
+        const { identity, aggregateId } = await request.json();
+        const consumer = await IdempotentConsumer.open({ storage, namespace, leaseMs: 2000 });
+        const outcome = await consumer.handle(identity, async (key) => {
+          const r = await fetch(`${env.GATEWAY}/account/${aggregateId}/lock_amount`, {
+            method: "PUT",
+            headers: { "Content-Type": "application/json", "Command-Request-Id": key, "Command-Wait-Stage": "PROCESSED" },
+            body: JSON.stringify({ amount: 1 }),
+          });
+          return { status: r.status };
+        });
+        return json(outcome);
+      }
+      const client = await WowClient.connect({ baseUrl: env.GATEWAY, storage, namespace, timeoutMs: 15_000 });
+      switch (url.pathname) {
+        case "/send":
+          return json(await Promise.all((await request.json()).map((c) => client.send(c))));
+        case "/intents":
+          return json(await client.intents());
+        case "/resume":
+          return json(await client.resume());
+        default:
+          return json({ error: "not found" }, 404);
+      }
+    } catch (e) {
+      return json({ error: String(e), code: e.code ?? null }, 500);
+    }
+  },
+};

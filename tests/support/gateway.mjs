@@ -1,0 +1,43 @@
+// The test gateway for Node-side tests: started on a free port over a
+// SQLite file, with its fault control and an independent history check.
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const root = new URL("../..", import.meta.url).pathname;
+
+/** Starts the gateway; `db` defaults to a fresh file, `port` to a free one. */
+export async function startGateway({ db, port = 0, www = false, seed } = {}) {
+  db ??= join(mkdtempSync(join(tmpdir(), "wow-gateway-")), "events.sqlite");
+  const args = ["--listen", `127.0.0.1:${port}`, "--db", db, "--retry-backoff-ms", "5"];
+  if (www) args.push("--www", join(root, "www"), "--pkg", join(root, "pkg"));
+  if (seed !== undefined) args.push("--seed", String(seed));
+  const child = spawn(join(root, "target/debug/wow-test-gateway"), args, { stdio: ["ignore", "pipe", "inherit"] });
+  const base = await new Promise((resolve, reject) => {
+    child.stdout.once("data", (d) => {
+      const m = /^listening on (\S+)/.exec(String(d));
+      m ? resolve(m[1]) : reject(new Error(`unexpected: ${d}`));
+    });
+    child.once("exit", (code) => reject(new Error(`gateway exited ${code}`)));
+  });
+  const faults = async (method, body) => {
+    const r = await fetch(`${base}/__gateway/faults`, {
+      method, headers: { "Content-Type": "application/json" }, body: body && JSON.stringify(body) });
+    if (!r.ok) throw new Error(`fault control answered ${r.status}`);
+    return r.json();
+  };
+  return {
+    base, db, child, faults,
+    /** How many event streams of `aggregateId` carry `requestId` (from the query API). */
+    async stored(resource, aggregateId, requestId) {
+      const r = await fetch(`${base}/${resource}/event/count`, {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ operator: "AND", children: [
+          { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] }),
+      });
+      return r.json();
+    },
+    stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGKILL"); }),
+  };
+}
