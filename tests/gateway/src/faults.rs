@@ -33,6 +33,10 @@ pub enum FaultKind {
     PrecheckFalsePositive,
     /// Event queries fail: confirmation is impossible.
     QueryUnavailable,
+    /// Not a failure: each SSE event after the first is held `delayMs`
+    /// (default 50) after the previous one, so stream latency can be measured
+    /// against known gaps.
+    StageGap,
 }
 
 /// What a rule matches; every given field must match.

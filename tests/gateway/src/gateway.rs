@@ -826,6 +826,7 @@ impl App {
                 FaultKind::Unavailable,
                 FaultKind::DropResponseAfterAppend,
                 FaultKind::FailProcessedAfterAppend,
+                FaultKind::StageGap,
                 FaultKind::Delay,
                 FaultKind::CutStreamAfter,
                 FaultKind::DownstreamFail,
@@ -1366,6 +1367,7 @@ impl App {
     ) -> Answer {
         let reset = || std::io::Error::new(std::io::ErrorKind::ConnectionReset, "injected");
         let kind = fault.as_ref().map(|f| f.kind);
+        let mut emitted_count = 0u32;
         let outcome = loop {
             let signal = tokio::select! {
                 s = rx.recv() => s,
@@ -1389,6 +1391,11 @@ impl App {
             }
             if emitted {
                 if let Some(tx) = &body {
+                    if kind == Some(FaultKind::StageGap) && emitted_count > 0 {
+                        let gap = fault.as_ref().and_then(|f| f.delay_ms).unwrap_or(50);
+                        tokio::time::sleep(Duration::from_millis(gap)).await;
+                    }
+                    emitted_count += 1;
                     let event = if wait.done.as_ref() == Some(r)
                         && !r.is_succeeded()
                         && r.stage == CommandStage::Sent
