@@ -15,7 +15,7 @@ suite() {
     exit 1
   fi
   local closing
-  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:' "$logs/$name.log" \
+  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:|^size:' "$logs/$name.log" \
     | awk '{$1=$1};1' | paste -sd ';' - || true)
   summary+=("$(printf '%-18s %s' "$name" "${closing:-ok}")")
 }
@@ -46,6 +46,7 @@ suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D wa
 suite native         cargo test -p wow-command-client --all-features
 suite gateway        cargo test -p wow-test-gateway
 suite package        scripts/build.sh
+suite size           node bench/size.mjs --check
 suite api            scripts/check-api.sh
 start_gateway
 suite wasm-chromium  "${WASM_RUNNER[@]}" WASM_BINDGEN_USE_BROWSER=1 \

@@ -8,12 +8,12 @@ import { join } from "node:path";
 export const root = new URL("../..", import.meta.url).pathname;
 
 /** Starts the gateway; `db` defaults to a fresh file, `port` to a free one. */
-export async function startGateway({ db, port = 0, www = false, seed } = {}) {
+export async function startGateway({ db, port = 0, www = false, pkg, seed, profile = "debug" } = {}) {
   db ??= join(mkdtempSync(join(tmpdir(), "wow-gateway-")), "events.sqlite");
   const args = ["--listen", `127.0.0.1:${port}`, "--db", db, "--retry-backoff-ms", "5"];
-  if (www) args.push("--www", join(root, "www"), "--pkg", join(root, "pkg"));
+  if (www) args.push("--www", www === true ? join(root, "www") : www, "--pkg", pkg ?? join(root, "pkg"));
   if (seed !== undefined) args.push("--seed", String(seed));
-  const child = spawn(join(root, "target/debug/wow-test-gateway"), args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(join(root, `target/${profile}/wow-test-gateway`), args, { stdio: ["ignore", "pipe", "inherit"] });
   const base = await new Promise((resolve, reject) => {
     child.stdout.once("data", (d) => {
       const m = /^listening on (\S+)/.exec(String(d));

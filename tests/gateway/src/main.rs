@@ -82,6 +82,9 @@ async fn main() {
         let Ok((socket, _)) = listener.accept().await else {
             continue;
         };
+        // Stage events are small writes that must leave at once: without
+        // TCP_NODELAY, Nagle holds each behind the peer's delayed ACK (~40 ms).
+        let _ = socket.set_nodelay(true);
         let app = app.clone();
         tokio::spawn(async move {
             let service = service_fn(move |req| Arc::clone(&app).serve(req));

@@ -1,0 +1,257 @@
+// The in-page workloads of `npm run bench`: each returns raw timings and the
+// driver (bench/run.mjs) prints the figures and ratios side by side.
+import init, { WowClient } from "/pkg/index.js";
+import { set as idbSet, createStore } from "idb-keyval";
+import { v4 as uuidv4 } from "uuid";
+import { fetchEventSource } from "@microsoft/fetch-event-source";
+
+const wasm = await init();
+const base = location.origin;
+const now = () => performance.timeOrigin + performance.now();
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+
+async function connect(storage, namespace = unique("bench")) {
+  return WowClient.connect({ baseUrl: base, storage, namespace, timeoutMs: 30_000, waitStage: "PROCESSED" });
+}
+
+async function account(balance = 1e12) {
+  const id = unique("acct");
+  const client = await connect("memory");
+  await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+    body: { name: id, balance } });
+  return id;
+}
+
+const lock = (id) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } });
+
+/** The request the SDK sends for a command, captured at `fetch`. */
+async function captureRequest(command) {
+  const client = await connect("memory");
+  const original = globalThis.fetch;
+  let captured;
+  globalThis.fetch = async (input, init) => {
+    const request = new Request(input, init);
+    captured ??= { url: request.url, method: request.method, headers: [...request.headers], body: await request.clone().text() };
+    return original(request);
+  };
+  try { await client.sendAndWait(command); } finally { globalThis.fetch = original; }
+  return captured;
+}
+
+async function timeEach(n, fn) {
+  const times = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    times[i] = performance.now() - t0;
+  }
+  return Array.from(times);
+}
+
+/** 2. Per-command overhead: SDK (IndexedDB, localStorage) vs raw fetch vs a JS peer. */
+export async function overhead(n) {
+  const id = await account();
+  const template = await captureRequest(lock(id));
+  const headers = new Map(template.headers);
+  const rawSend = async () => {
+    headers.set("command-request-id", crypto.randomUUID());
+    const r = await fetch(template.url, { method: template.method, headers: [...headers], body: template.body });
+    const result = await r.json();
+    if (!result.succeeded && result.errorCode !== "Ok") throw new Error(result.errorCode);
+  };
+  const peerStore = createStore(unique("peer"), "intents");
+  const peerSend = async () => {
+    // A careful hand-written client: a requestId persisted before sending.
+    const requestId = uuidv4();
+    const intent = { requestId, url: template.url, body: template.body, state: "sending", at: Date.now() };
+    await idbSet(requestId, intent, peerStore);
+    headers.set("command-request-id", requestId);
+    const r = await fetch(template.url, { method: template.method, headers: [...headers], body: template.body });
+    const result = await r.json();
+    const ok = result.succeeded ?? result.errorCode === "Ok";
+    await idbSet(requestId, { ...intent, state: ok ? "succeeded" : "failed", result }, peerStore);
+    if (!ok) throw new Error(result.errorCode);
+  };
+  const idb = await connect("indexedDB");
+  const local = await connect("localStorage");
+  const warm = 50;
+  const runs = { raw: rawSend, peer: peerSend, sdkIndexedDB: () => idb.sendAndWait(lock(id)),
+    sdkLocalStorage: () => local.sendAndWait(lock(id)) };
+  for (const fn of Object.values(runs)) for (let i = 0; i < warm; i++) await fn();
+  // Interleaved in rounds of 50 so drift in the gateway or the machine hits all alike.
+  const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (let done = 0; done < n; done += 50) {
+    for (const [name, fn] of Object.entries(runs)) times[name].push(...await timeEach(Math.min(50, n - done), fn));
+  }
+  await local.clear();
+  await idb.clear();
+  return times;
+}
+
+/**
+ * 3. Stage latency: from a chunk's arrival at JS (timestamped where the
+ * response body is read) to the caller holding the element it completed,
+ * for the SDK, a raw stream reader and the peer (fetch-event-source).
+ */
+export async function stages(n, gapMs) {
+  const id = await account();
+  const command = { ...lock(id), waitStage: "SNAPSHOT" };
+  const sdk = await connect("memory");
+  const template = await captureRequest(command);
+  const headers = new Map(template.headers);
+  headers.set("accept", "text/event-stream");
+  const original = globalThis.fetch;
+  let arrivals = [];
+  // Every response body passes a transform that notes when each chunk arrives.
+  const timedFetch = async (input, init) => {
+    const r = await original(input, init);
+    const stamp = new TransformStream({ transform(chunk, c) { arrivals.push(now()); c.enqueue(chunk); } });
+    return new Response(r.body.pipeThrough(stamp), { status: r.status, statusText: r.statusText, headers: r.headers });
+  };
+  const stats = {};
+  const record = (name, seen) => {
+    const s = (stats[name] ??= { latency: [], elements: 0, early: 0, chunks: 0 });
+    const last = arrivals.at(-1);
+    for (const t of seen) {
+      const arrival = arrivals.filter((a) => a <= t).at(-1) ?? t;
+      s.latency.push(t - arrival);
+      s.elements += 1;
+      if (last - t > gapMs / 2) s.early += 1;
+    }
+    s.chunks += arrivals.length;
+  };
+  globalThis.fetch = timedFetch;
+  try {
+    for (let i = 0; i < n; i++) {
+      arrivals = [];
+      let seen = [];
+      for await (const _ of sdk.sendAndWaitStream(command)) seen.push(now());
+      record("sdk", seen);
+
+      arrivals = [];
+      seen = [];
+      headers.set("command-request-id", crypto.randomUUID());
+      const r = await timedFetch(template.url, { method: template.method, headers: [...headers], body: template.body });
+      const reader = r.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          if (frame.includes("data:")) { JSON.parse(frame.slice(frame.indexOf("data:") + 5)); seen.push(now()); }
+        }
+      }
+      record("raw", seen);
+
+      arrivals = [];
+      seen = [];
+      headers.set("command-request-id", crypto.randomUUID());
+      await fetchEventSource(template.url, {
+        method: template.method, headers: Object.fromEntries(headers), body: template.body, openWhenHidden: true,
+        fetch: timedFetch,
+        onmessage: (ev) => { if (ev.data) { JSON.parse(ev.data); seen.push(now()); } },
+        onclose: () => {}, onerror: (e) => { throw e; },
+      });
+      record("peer", seen);
+    }
+  } finally {
+    globalThis.fetch = original;
+  }
+  return stats;
+}
+
+/** 4. Concurrency: `n` commands in flight at once. */
+export async function concurrency(n) {
+  const ids = await Promise.all(Array.from({ length: 10 }, () => account()));
+  const template = await captureRequest(lock(ids[0]));
+  const sdk = await connect("indexedDB");
+  const t0 = performance.now();
+  const outcomes = await Promise.all(Array.from({ length: n }, (_, i) => sdk.send(lock(ids[i % ids.length]))));
+  const sdkMs = performance.now() - t0;
+  const succeeded = outcomes.filter((o) => o.status === "succeeded").length;
+  const t1 = performance.now();
+  const raw = await Promise.all(Array.from({ length: n }, (_, i) => {
+    const headers = new Map(template.headers);
+    headers.set("command-request-id", crypto.randomUUID());
+    return fetch(template.url.replace(ids[0], ids[i % ids.length]), { method: template.method, headers: [...headers], body: template.body })
+      .then((r) => r.json());
+  }));
+  const rawMs = performance.now() - t1;
+  await sdk.clear();
+  return { n, succeeded, rawSucceeded: raw.filter((r) => r.errorCode === "Ok").length, sdkMs, rawMs };
+}
+
+/** 5. Journal scale: `n` persisted intents in IndexedDB (copies of a real record). */
+export async function journalScale(n) {
+  const namespace = unique("scale");
+  const client = await connect("indexedDB", namespace);
+  const id = await account();
+  await client.send(lock(id));
+  const [template] = await client.intents();
+  const estimate = async () => (await navigator.storage.estimate()).usage ?? 0;
+  const before = await estimate();
+  const db = await new Promise((resolve, reject) => {
+    const open = indexedDB.open(`wow-command-client/${namespace}`);
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  const old = Date.now() - 30 * 86_400_000;
+  let bytes = 0;
+  for (let done = 0; done < n; done += 1000) {
+    const t = db.transaction(["intents"], "readwrite");
+    for (let i = done; i < Math.min(n, done + 1000); i++) {
+      const intentId = crypto.randomUUID();
+      // One in a hundred unresolved; the settled rest a month old.
+      const unresolved = i % 100 === 0;
+      const record = { ...template, intentId, requestId: intentId, state: unresolved ? "unknown" : "succeeded",
+        createdAt: old, updatedAt: old, revision: 1 };
+      bytes += JSON.stringify(record).length;
+      t.objectStore("intents").put(record, intentId);
+    }
+    await new Promise((resolve, reject) => { t.oncomplete = resolve; t.onerror = () => reject(t.error); });
+  }
+  db.close();
+  const after = await estimate();
+  // The scan resume() does: every record read and decoded, the unresolved picked.
+  const t0 = performance.now();
+  const listed = await client.intents();
+  const scanMs = performance.now() - t0;
+  const t1 = performance.now();
+  const pruned = await client.prune();
+  const pruneMs = performance.now() - t1;
+  const left = (await client.intents()).length;
+  await client.clear();
+  return { n, listed: listed.length, scanMs, pruned, pruneMs, left, jsonBytesPerIntent: bytes / n,
+    storedBytesPerIntent: (after - before) / n };
+}
+
+/** 6. Memory: JS heap and wasm memory across `n` commands. */
+export async function memory(n, sample = window.forceGC) {
+  const ids = await Promise.all(Array.from({ length: 10 }, () => account()));
+  const client = await connect("indexedDB");
+  const points = [];
+  const measure = async (done) => {
+    await client.clear();
+    // The driver forces a GC through the DevTools protocol and reads the heap.
+    const heapBytes = await sample();
+    points.push({ done, wasmBytes: wasm.memory.buffer.byteLength, heapBytes });
+  };
+  await measure(0);
+  for (let done = 0; done < n; ) {
+    const batch = Math.min(n - done, n / 10);
+    await Promise.all(Array.from({ length: 10 }, async (_, k) => {
+      for (let i = k; i < batch; i += 10) await client.sendAndWait(lock(ids[k]));
+    }));
+    done += batch;
+    await measure(done);
+  }
+  return points;
+}
+
+window.bench = { overhead, stages, concurrency, journalScale, memory };
+document.body.dataset.ready = "true";

@@ -1,0 +1,158 @@
+// `npm run bench`: the SDK against raw fetch and a JS peer, side by side in
+// one run, in headless Chromium against the test gateway (release build) on
+// loopback; then the core's criterion benches. Prints figures and ratios.
+//
+//   node bench/run.mjs [--commands 1000] [--stages 200] [--concurrency 500]
+//                      [--journal 10000] [--memory 10000] [--skip-core] [--out FILE]
+import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { execFileSync, execSync } from "node:child_process";
+import { chromium } from "playwright-core";
+import { root, startGateway } from "../tests/support/gateway.mjs";
+import { report as sizeReport, table } from "./size.mjs";
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
+  a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]] : acc, []));
+const N = {
+  commands: Number(args.commands ?? 1000), stages: Number(args.stages ?? 200), gap: Number(args.gap ?? 20),
+  concurrency: Number(args.concurrency ?? 500), journal: Number(args.journal ?? 10_000), memory: Number(args.memory ?? 10_000),
+};
+const results = { machine: machine(), n: N };
+// `--only overhead,stages`: run just those workloads.
+const only = typeof args.only === "string" ? args.only.split(",") : null;
+const wanted = (name) => !only || only.includes(name);
+
+function machine() {
+  const chromiumVersion = (() => { try { return execFileSync("/usr/bin/chromium", ["--version"]).toString().trim(); } catch { return "?"; } })();
+  return { cpu: `${cpus()[0]?.model ?? "?"} × ${cpus().length}`, memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version, chromium: chromiumVersion, rustc: execSync("rustc --version").toString().trim() };
+}
+
+const pct = (list, p) => {
+  const s = [...list].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const ms = (x) => `${x.toFixed(2)} ms`;
+const section = (title) => console.log(`\n## ${title}\n`);
+
+// ---- 1. size ---------------------------------------------------------------
+if (wanted("size")) {
+  section("1. Size");
+  execFileSync("cargo", ["build", "-q", "--profile", "size-report", "--target", "wasm32-unknown-unknown", "--lib"], { cwd: root, stdio: "inherit" });
+  const size = sizeReport(join(root, "target/wasm32-unknown-unknown/size-report/wow_command_client.wasm"));
+  console.log(size.text);
+  results.size = size.sizes;
+}
+
+// ---- the page --------------------------------------------------------------
+execFileSync("cargo", ["build", "-q", "--release", "-p", "wow-test-gateway"], { cwd: root, stdio: "inherit" });
+const www = mkdtempSync(join(tmpdir(), "wow-bench-www-"));
+cpSync(join(root, "bench/page"), www, { recursive: true });
+cpSync(join(root, "node_modules/idb-keyval"), join(www, "vendor/idb-keyval"), { recursive: true });
+cpSync(join(root, "node_modules/uuid"), join(www, "vendor/uuid"), { recursive: true });
+cpSync(join(root, "node_modules/@microsoft/fetch-event-source"), join(www, "vendor/fetch-event-source"), { recursive: true });
+const gateway = await startGateway({ www, profile: "release" });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+});
+const page = await browser.newPage();
+page.on("pageerror", (e) => console.error("page error:", e.message));
+page.on("console", (m) => { if (m.type() === "error") console.error("page console:", m.text()); });
+const cdp = await page.context().newCDPSession(page);
+await page.exposeFunction("forceGC", async () => {
+  await cdp.send("HeapProfiler.collectGarbage");
+  return (await cdp.send("Runtime.getHeapUsage")).usedSize;
+});
+await page.goto(`${gateway.base}/index.html`);
+await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+const run = (name, ...params) => page.evaluate(([name, params]) => window.bench[name](...params), [name, params]);
+
+try {
+  // ---- 2. per-command overhead --------------------------------------------
+  if (wanted("overhead")) {
+  section(`2. Per-command overhead: ${N.commands} sequential commands at PROCESSED`);
+  const o = await run("overhead", N.commands);
+  const raw50 = pct(o.raw, 50), raw99 = pct(o.raw, 99);
+  const rows = [
+    ["raw fetch (same request, same headers)", o.raw], ["JS peer (fetch + idb-keyval + uuid)", o.peer],
+    ["SDK, localStorage journal", o.sdkLocalStorage], ["SDK, IndexedDB journal", o.sdkIndexedDB],
+  ].map(([name, t]) => ({ name, p50: pct(t, 50), p99: pct(t, 99) }));
+  console.log(table(rows, [["variant", (r) => r.name], ["p50", (r) => ms(r.p50)], ["p99", (r) => ms(r.p99)],
+    ["p50 / raw", (r) => `${(r.p50 / raw50).toFixed(2)}×`], ["p99 / raw", (r) => `${(r.p99 / raw99).toFixed(2)}×`],
+    ["p50 − raw", (r) => ms(r.p50 - raw50)]]));
+  console.log(`targets at p50: localStorage ≤ 1.10× raw, IndexedDB ≤ 1.30× raw`);
+  results.overhead = rows;
+  }
+
+  // ---- 3. stage latency ---------------------------------------------------
+  if (wanted("stages")) {
+  section(`3. Stage latency: ${N.stages} SNAPSHOT streams (3 elements each), events ${N.gap} ms apart`);
+  await gateway.faults("POST", { rules: [{ match: { path: "/account/*" }, fault: "stage_gap", delayMs: N.gap, times: 1_000_000 }] });
+  const st = await run("stages", N.stages, N.gap);
+  const paced = (await gateway.faults("GET")).fired.filter((f) => f.fault === "stage_gap").length;
+  await gateway.faults("DELETE");
+  console.log(`the gateway paced ${paced} responses`);
+  const lrows = ["raw", "peer", "sdk"].map((k) => ({
+    name: { raw: "raw stream reader", peer: "JS peer (fetch-event-source)", sdk: "SDK sendAndWaitStream" }[k],
+    p50: pct(st[k].latency, 50), p99: pct(st[k].latency, 99), max: Math.max(...st[k].latency),
+    elements: st[k].elements, early: st[k].early, chunks: st[k].chunks }));
+  console.log(table(lrows, [["receiver", (r) => r.name], ["elements", (r) => r.elements], ["chunks", (r) => r.chunks],
+    ["p50 arrival→caller", (r) => ms(r.p50)], ["p99", (r) => ms(r.p99)], ["max", (r) => ms(r.max)],
+    ["p99 extra vs raw", (r) => ms(r.p99 - lrows[0].p99)],
+    ["held before the end", (r) => `${r.early} of ${r.elements}`]]));
+  console.log(`target: ≤ 1 ms extra at p99. "held before the end": elements the caller had at least ${N.gap / 2} ms before the last chunk arrived (2 of every 3 when nothing waits for the end)`);
+  results.stages = lrows;
+  }
+
+  // ---- 4. concurrency -----------------------------------------------------
+  if (wanted("concurrency")) {
+  section(`4. Concurrency: ${N.concurrency} commands in flight from one page`);
+  const c = await run("concurrency", N.concurrency);
+  console.log(table([
+    { name: "raw fetch", ms: c.rawMs, ok: c.rawSucceeded }, { name: "SDK (IndexedDB)", ms: c.sdkMs, ok: c.succeeded }],
+  [["variant", (r) => r.name], ["succeeded", (r) => `${r.ok} of ${c.n}`], ["wall", (r) => ms(r.ms)],
+    ["commands/s", (r) => (c.n / (r.ms / 1000)).toFixed(0)], ["throughput vs raw", (r) => `${(c.rawMs / r.ms).toFixed(2)}×`]]));
+  results.concurrency = c;
+  }
+
+  // ---- 5. journal scale ---------------------------------------------------
+  if (wanted("journal")) {
+  section(`5. Journal scale: ${N.journal} persisted intents (IndexedDB)`);
+  const j = await run("journalScale", N.journal);
+  console.log(table([j], [["intents", (r) => r.n], ["scan (resume's read)", (r) => ms(r.scanMs)],
+    ["prune", (r) => `${ms(r.pruneMs)} (${r.pruned} removed, ${r.left} kept)`],
+    ["JSON bytes / intent", (r) => r.jsonBytesPerIntent.toFixed(0)], ["stored bytes / intent", (r) => r.storedBytesPerIntent.toFixed(0)]]));
+  console.log("target: the scan under 1 s");
+  results.journal = j;
+  }
+
+  // ---- 6. memory ----------------------------------------------------------
+  if (wanted("memory")) {
+  section(`6. Memory across ${N.memory} commands (after a forced GC, journal cleared)`);
+  const m = await run("memory", N.memory);
+  console.log(table(m, [["commands", (r) => r.done], ["JS heap", (r) => `${(r.heapBytes / 2 ** 20).toFixed(2)} MiB`],
+    ["wasm memory", (r) => `${(r.wasmBytes / 2 ** 20).toFixed(2)} MiB`]]));
+  const first = m[1], last = m.at(-1);
+  console.log(`after the first tenth → the end: JS heap ${((last.heapBytes - first.heapBytes) / 1024).toFixed(0)} KiB, wasm memory ${((last.wasmBytes - first.wasmBytes) / 1024).toFixed(0)} KiB`);
+  results.memory = m;
+  }
+} finally {
+  await browser.close();
+  await gateway.stop();
+}
+
+// ---- 7. core -----------------------------------------------------------------
+if (wanted("core") && !args["skip-core"]) {
+  section("7. Core (criterion)");
+  const out = execFileSync("cargo", ["bench", "-q", "-p", "wow-command-client", "--features", "json-text", "--bench", "core", "--", "--noplot"],
+    { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  // The figures only: names, time and throughput (not the change since the last run).
+  const lines = out.split("\n").filter((l) => (/time:|thrpt:/.test(l) && !l.includes("%")) || /^[a-z]+\//.test(l));
+  console.log(lines.join("\n"));
+  results.core = lines;
+}
+if (args.out) writeFileSync(args.out, JSON.stringify(results, null, 2));
+console.log(`\nmachine: ${results.machine.cpu}, ${results.machine.memoryGiB} GiB; ${results.machine.chromium}; ${results.machine.node}; ${results.machine.rustc}`);

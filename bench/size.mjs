@@ -1,0 +1,193 @@
+// What a web app downloads for the SDK (the .wasm, the JS glue and its
+// snippets, the entry): raw, gzip and brotli, what the bytes are (wasm
+// sections, and by crate and function from an unstripped build's names), and
+// the budget check `npm test` runs.
+//
+//   node bench/size.mjs [--check] [--names target/…/unstripped.wasm]
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+
+const root = new URL("..", import.meta.url).pathname;
+const pkg = join(root, "pkg");
+const budget = JSON.parse(readFileSync(join(root, "bench/size-budget.json"), "utf8"));
+const args = process.argv.slice(2);
+
+const files = (dir) => readdirSync(dir).flatMap((name) => {
+  const path = join(dir, name);
+  return statSync(path).isDirectory() ? files(path) : [path];
+});
+// What a browser loads: the entry, the glue, its snippets and the module.
+const shipped = files(pkg).filter((p) => {
+  const rel = relative(pkg, p);
+  return rel === "index.js" || rel === "wow_command_client.js" || rel === "wow_command_client_bg.wasm"
+    || (rel.startsWith("snippets/") && rel.endsWith(".js"));
+});
+
+const measure = (bytes) => ({
+  raw: bytes.length,
+  gzip: gzipSync(bytes, { level: 9 }).length,
+  brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+});
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+
+export function sizes() {
+  const rows = shipped.map((p) => ({ file: relative(pkg, p), ...measure(readFileSync(p)) }));
+  const wasm = rows.filter((r) => r.file.endsWith(".wasm"));
+  const js = rows.filter((r) => r.file.endsWith(".js"));
+  const sum = (list, k) => list.reduce((a, r) => a + r[k], 0);
+  const total = { raw: sum(rows, "raw"), gzip: sum(rows, "gzip"), brotli: sum(rows, "brotli") };
+  return { rows, wasm: { raw: sum(wasm, "raw"), gzip: sum(wasm, "gzip") }, js: { raw: sum(js, "raw"), gzip: sum(js, "gzip") }, total };
+}
+
+// ---- wasm structure -------------------------------------------------------
+function leb(bytes, at) {
+  let value = 0, shift = 0, byte;
+  do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
+  return [value, at];
+}
+const SECTION = ["custom", "type", "import", "function", "table", "memory", "global", "export", "start", "element", "code", "data", "datacount"];
+
+export function sections(bytes) {
+  const out = [];
+  let at = 8;
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    let size;
+    [size, at] = leb(bytes, at);
+    let name = SECTION[id] ?? `#${id}`;
+    if (id === 0) {
+      const [len, p] = leb(bytes, at);
+      name = `custom:${new TextDecoder().decode(bytes.subarray(p, p + len))}`;
+    }
+    out.push({ id, name, start: at, size });
+    at += size;
+  }
+  return out;
+}
+
+/** Function body sizes by name, from a module that still has its name section. */
+export function functions(bytes) {
+  const all = sections(bytes);
+  const code = all.find((s) => s.name === "code");
+  const names = all.find((s) => s.name === "custom:name");
+  const imports = all.find((s) => s.name === "import");
+  if (!code || !names) return null;
+  let importedFns = 0;
+  if (imports) {
+    let [count, at] = leb(bytes, imports.start);
+    for (let i = 0; i < count; i++) {
+      let len;
+      [len, at] = leb(bytes, at); at += len;
+      [len, at] = leb(bytes, at); at += len;
+      const kind = bytes[at++];
+      if (kind === 0) { importedFns++; [, at] = leb(bytes, at); }
+      else if (kind === 1) { at++; const flags = bytes[at++]; [, at] = leb(bytes, at); if (flags & 1) [, at] = leb(bytes, at); }
+      else if (kind === 2) { const flags = bytes[at++]; [, at] = leb(bytes, at); if (flags & 1) [, at] = leb(bytes, at); }
+      else if (kind === 3) { at += 2; }
+      else { at += 1; [, at] = leb(bytes, at); }
+    }
+  }
+  const fnNames = new Map();
+  let [len, at] = leb(bytes, names.start);
+  at += len; // the "name" string
+  const end = names.start + names.size;
+  while (at < end) {
+    const sub = bytes[at++];
+    let size;
+    [size, at] = leb(bytes, at);
+    if (sub === 1) {
+      let [count, p] = leb(bytes, at);
+      for (let i = 0; i < count; i++) {
+        let index, n;
+        [index, p] = leb(bytes, p);
+        [n, p] = leb(bytes, p);
+        fnNames.set(index, new TextDecoder().decode(bytes.subarray(p, p + n)));
+        p += n;
+      }
+    }
+    at += size;
+  }
+  const bodies = [];
+  let [count, p] = leb(bytes, code.start);
+  for (let i = 0; i < count; i++) {
+    let size;
+    [size, p] = leb(bytes, p);
+    bodies.push({ name: fnNames.get(importedFns + i) ?? `func[${importedFns + i}]`, size });
+    p += size;
+  }
+  return bodies;
+}
+
+/** The crate a (legacy- or v0-mangled, or demangled) symbol belongs to. */
+export function crateOf(name) {
+  let m = /^_ZN(\d+)/.exec(name);
+  if (m) {
+    const n = Number(m[1]);
+    const first = name.slice(3 + m[1].length, 3 + m[1].length + n);
+    // `<T as Trait>` impls: the implementing type's crate is inside.
+    if (first.startsWith("_$LT$")) {
+      const inner = /^_\$LT\$([a-z0-9_]+)\.\./.exec(first);
+      return inner ? inner[1] : "impls";
+    }
+    return first;
+  }
+  // v0 mangling: the first crate root, `C<disambiguator>_<len><name>`.
+  m = /^_R.*?C(?:s[0-9A-Za-z]*_)?(\d+)([a-z_][a-z0-9_]*)/.exec(name);
+  if (m) return m[2].slice(0, Number(m[1]));
+  m = /^([a-z0-9_]+)::/.exec(name);
+  if (m) return m[1];
+  m = /^<([a-z0-9_]+)::/.exec(name);
+  if (m) return m[1];
+  return name.startsWith("__wbg") || name.startsWith("__wbindgen") ? "wasm-bindgen glue" : "other";
+}
+
+/** A plain-text table: the first column left-aligned, the rest right-aligned. */
+export function table(rows, columns) {
+  const widths = columns.map(([h, f]) => Math.max(h.length, ...rows.map((r) => String(f(r)).length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ");
+  return [line(columns.map(([h]) => h)), ...rows.map((r) => line(columns.map(([, f]) => f(r))))].join("\n");
+}
+
+export function report(namesPath) {
+  const s = sizes();
+  const out = [];
+  out.push("Size: what a web app downloads (pkg/, web target)");
+  out.push(table([...s.rows, { file: "total", ...s.total }], [
+    ["file", (r) => r.file], ["raw", (r) => kb(r.raw)], ["gzip", (r) => kb(r.gzip)], ["brotli", (r) => kb(r.brotli)]]));
+  out.push(`target: ${kb(budget.targetGzipBytes)} gzip in total; now ${kb(s.total.gzip)} (${(s.total.gzip / budget.targetGzipBytes).toFixed(2)}× the target)`);
+  out.push(`gate (npm test): at most ${kb(budget.ceilingGzipBytes)} gzip: ${s.total.gzip <= budget.ceilingGzipBytes ? "within" : "OVER"}`);
+  const wasmBytes = readFileSync(join(pkg, "wow_command_client_bg.wasm"));
+  out.push("\nwasm sections");
+  out.push(table(sections(wasmBytes).map((x) => ({ ...x, share: x.size / wasmBytes.length })), [
+    ["section", (r) => r.name], ["bytes", (r) => r.size], ["share", (r) => `${(r.share * 100).toFixed(1)} %`]]));
+  if (namesPath) {
+    // wasm-bindgen's describe shims are interpreted and dropped by the CLI.
+    const fns = functions(readFileSync(namesPath))?.filter((f) => !f.name.includes("__wbindgen_describe"));
+    if (fns) {
+      const total = fns.reduce((a, f) => a + f.size, 0);
+      const byCrate = new Map();
+      for (const f of fns) byCrate.set(crateOf(f.name), (byCrate.get(crateOf(f.name)) ?? 0) + f.size);
+      out.push("\ncode by crate (unstripped build, before wasm-bindgen)");
+      out.push(table([...byCrate].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([crate, size]) => ({ crate, size })), [
+        ["crate", (r) => r.crate], ["bytes", (r) => r.size], ["share", (r) => `${(100 * r.size / total).toFixed(1)} %`]]));
+      out.push("\nlargest functions");
+      out.push(table(fns.sort((a, b) => b.size - a.size).slice(0, 12), [
+        ["function", (r) => r.name.slice(0, 90)], ["bytes", (r) => r.size]]));
+    }
+  }
+  return { text: out.join("\n"), sizes: s };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const namesAt = args.indexOf("--names");
+  const { text, sizes: s } = report(namesAt >= 0 ? args[namesAt + 1] : undefined);
+  console.log(text);
+  if (args.includes("--check")) {
+    if (s.total.gzip > budget.ceilingGzipBytes) {
+      console.error(`size: ${s.total.gzip} bytes gzip is over the gate of ${budget.ceilingGzipBytes} (bench/size-budget.json)`);
+      process.exit(1);
+    }
+    console.log(`size: ${s.total.gzip} bytes gzip, within the gate of ${budget.ceilingGzipBytes}`);
+  }
+}
