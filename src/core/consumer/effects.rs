@@ -241,15 +241,14 @@ impl<S: RecordStore<EffectRecord>> Consumer<S> {
     /// upstream's redelivery window). `started` records are never pruned.
     pub async fn prune(&self, now: u64, retention_ms: u64) -> Result<usize, ConsumerError> {
         let cutoff = now.saturating_sub(retention_ms);
-        let mut removed = 0;
-        for record in self.list().await?.records {
-            let old = record.finished_at.is_some_and(|at| at < cutoff);
-            if record.state == EffectState::Done && old {
-                self.forget(&record.identity).await?;
-                removed += 1;
-            }
-        }
-        Ok(removed)
+        let records = self.list().await?.records;
+        let old: Vec<&str> = records
+            .iter()
+            .filter(|r| r.state == EffectState::Done && r.finished_at.is_some_and(|at| at < cutoff))
+            .map(|r| r.identity.as_str())
+            .collect();
+        self.store.delete_many(&self.namespace, &old).await?;
+        Ok(old.len())
     }
 
     /// A compare-and-swap write; returns the record at its new revision.

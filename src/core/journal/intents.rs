@@ -320,22 +320,23 @@ impl<S: IntentStore> Journal<S> {
     /// Deletes settled intents older than the retention window. Unknown and
     /// escalated intents are never pruned. Returns how many were removed.
     pub async fn prune(&self, now_ms: i64) -> Result<usize, JournalError> {
-        let mut removed = 0;
-        for r in self.store.list(&self.namespace).await?.records {
-            if r.state.is_prunable() && now_ms.saturating_sub(r.updated_at) > self.retention_ms {
-                self.store.delete(&self.namespace, &r.intent_id).await?;
-                removed += 1;
-            }
-        }
-        Ok(removed)
+        let records = self.store.list(&self.namespace).await?.records;
+        let old: Vec<&str> = records
+            .iter()
+            .filter(|r| {
+                r.state.is_prunable() && now_ms.saturating_sub(r.updated_at) > self.retention_ms
+            })
+            .map(|r| r.intent_id.as_str())
+            .collect();
+        self.store.delete_many(&self.namespace, &old).await?;
+        Ok(old.len())
     }
 
     /// Deletes every intent of the namespace (sign-out). Returns how many.
     pub async fn clear(&self) -> Result<usize, JournalError> {
         let records = self.store.list(&self.namespace).await?.records;
-        for r in &records {
-            self.store.delete(&self.namespace, &r.intent_id).await?;
-        }
-        Ok(records.len())
+        let ids: Vec<&str> = records.iter().map(|r| r.intent_id.as_str()).collect();
+        self.store.delete_many(&self.namespace, &ids).await?;
+        Ok(ids.len())
     }
 }

@@ -46,6 +46,12 @@ pub trait StoredRecord: Clone + Serialize + DeserializeOwned + 'static {
     fn set_revision(&mut self, revision: u64);
     /// Accepts the stored `schemaVersion`, or says why the entry cannot be read.
     fn check_schema(version: Option<u64>) -> Result<(), RecordError>;
+    /// Whether this write must reach the disk before it counts (IndexedDB's
+    /// strict durability), or may settle in the store's own time: a record
+    /// whose loss to a power cut would lose or misreport an intent must.
+    fn needs_flush(&self) -> bool {
+        true
+    }
 }
 
 impl StoredRecord for IntentRecord {
@@ -64,6 +70,15 @@ impl StoredRecord for IntentRecord {
     }
     fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
         super::record::check_schema(version)
+    }
+    /// Every state but `succeeded` is flushed: unresolved intents carry the
+    /// requestId a retry must reuse, and a lost `rejected` or `conflict`
+    /// would let `resume()` send again what the caller was told failed. A
+    /// lost `succeeded` is harmless: the intent is back to `sending`, and
+    /// `resume()` resends its requestId, meets `DuplicateRequestId` and
+    /// confirms the same append from history.
+    fn needs_flush(&self) -> bool {
+        self.state != super::record::IntentState::Succeeded
     }
 }
 
@@ -165,6 +180,14 @@ pub trait RecordStore<R: StoredRecord> {
     async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError>;
     /// Every record of a namespace, quarantining unreadable entries.
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError>;
+    /// Removes many records (pruning, sign-out); a backend with transactions
+    /// does it in one.
+    async fn delete_many(&self, namespace: &str, ids: &[&str]) -> Result<(), StoreError> {
+        for id in ids {
+            self.delete(namespace, id).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Durable intent storage: a [`RecordStore`] of [`IntentRecord`]s.

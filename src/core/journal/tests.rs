@@ -400,3 +400,28 @@ fn only_a_conflict_is_re_decided_and_it_keeps_its_request_id() {
     .unwrap();
     assert_eq!(replay.record().request_id, record.request_id);
 }
+
+#[test]
+fn only_succeeded_intents_may_skip_the_flush() {
+    let mut r = block_on(Journal::new(MemoryStore::new(), "n").begin(
+        NOW,
+        intent(None, "a", 1),
+        &mut SeededRandom::new(3),
+    ))
+    .unwrap()
+    .record()
+    .clone();
+    for state in [
+        IntentState::Pending,
+        IntentState::Sending,
+        IntentState::Unknown,
+        IntentState::Rejected,
+        IntentState::Conflict,
+        IntentState::Escalated,
+    ] {
+        r.state = state;
+        assert!(r.needs_flush(), "{state:?} must be flushed");
+    }
+    r.state = IntentState::Succeeded;
+    assert!(!r.needs_flush());
+}

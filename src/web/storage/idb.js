@@ -42,10 +42,11 @@ export function idbOpen(name) {
   });
 }
 
-function tx(db, stores, mode) {
-  // Strict durability: resolve only once the write is on disk, where supported.
+// Writes are strict (resolved only once on disk, where supported) unless the
+// caller says the record may settle in the browser's own time ("relaxed").
+function tx(db, stores, mode, durability = "strict") {
   return mode === "readwrite"
-    ? db.transaction(stores, mode, { durability: "strict" })
+    ? db.transaction(stores, mode, { durability })
     : db.transaction(stores, mode);
 }
 
@@ -65,8 +66,8 @@ export async function idbGet(db, area, key) {
 
 // Compare-and-swap inside one transaction: returns null on success, or the
 // revision found (-1 when absent) when it did not match `expected`.
-export async function idbCas(db, area, key, expected, value) {
-  const t = tx(db, [area], "readwrite");
+export async function idbCas(db, area, key, expected, value, flush) {
+  const t = tx(db, [area], "readwrite", flush ? "strict" : "relaxed");
   const store = t.objectStore(area);
   const finished = done(t);
   const current = await request(store.get(key));
@@ -85,6 +86,14 @@ export async function idbDelete(db, area, key) {
   const t = tx(db, [area], "readwrite");
   const finished = done(t);
   t.objectStore(area).delete(key);
+  await finished;
+}
+
+export async function idbDeleteMany(db, area, keys) {
+  const t = tx(db, [area], "readwrite");
+  const finished = done(t);
+  const store = t.objectStore(area);
+  for (const key of keys) store.delete(key);
   await finished;
 }
 

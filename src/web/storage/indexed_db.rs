@@ -1,5 +1,6 @@
 //! IndexedDB, the default in browsers: one database per namespace, every
-//! operation one transaction (in `idb.js`), writes with strict durability.
+//! operation one transaction (in `idb.js`), writes with strict durability
+//! where the record says it needs the flush (unresolved intents, effects).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -24,9 +25,12 @@ extern "C" {
         key: &str,
         expected: f64,
         value: &JsValue,
+        flush: bool,
     ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbDelete)]
     fn idb_delete(db: &JsValue, area: &str, key: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idbDeleteMany)]
+    fn idb_delete_many(db: &JsValue, area: &str, keys: js_sys::Array) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbEntries)]
     fn idb_entries(db: &JsValue, area: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbQuarantine)]
@@ -122,7 +126,14 @@ impl<R: StoredRecord> RecordStore<R> for IndexedDbStore {
         let value = record_to_js(&next)?;
         let expected = record.revision() as f64;
         let found = settle(
-            idb_cas(&db, R::KIND.area(), record.id(), expected, &value),
+            idb_cas(
+                &db,
+                R::KIND.area(),
+                record.id(),
+                expected,
+                &value,
+                record.needs_flush(),
+            ),
             true,
         )
         .await?;
@@ -138,6 +149,16 @@ impl<R: StoredRecord> RecordStore<R> for IndexedDbStore {
     async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
         let db = self.db(namespace).await?;
         settle(idb_delete(&db, R::KIND.area(), id), true).await?;
+        Ok(())
+    }
+
+    async fn delete_many(&self, namespace: &str, ids: &[&str]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let db = self.db(namespace).await?;
+        let keys: js_sys::Array = ids.iter().map(|id| JsValue::from_str(id)).collect();
+        settle(idb_delete_many(&db, R::KIND.area(), keys), true).await?;
         Ok(())
     }
 

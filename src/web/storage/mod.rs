@@ -145,4 +145,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         each_backend!(self, s => s.list(namespace).await)
     }
+    async fn delete_many(&self, namespace: &str, ids: &[&str]) -> Result<(), StoreError> {
+        each_backend!(self, s => RecordStore::<R>::delete_many(s, namespace, ids).await)
+    }
 }
