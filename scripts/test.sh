@@ -53,6 +53,7 @@ suite wasm-chromium  "${WASM_RUNNER[@]}" WASM_BINDGEN_USE_BROWSER=1 \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
 suite edge           node --test tests/edge/
+suite bundler        node --test tests/bundler/
 suite e2e            node --test tests/e2e/
 suite chaos          node tests/chaos/chaos.mjs --intents 150 --seed 1 --kills 1 --reloads 1
 

@@ -5,10 +5,11 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startGateway } from "../support/gateway.mjs";
+import { root, startGateway } from "../support/gateway.mjs";
 import { IdempotentConsumer, EffectError, WowClient } from "../../pkg/node.js";
 import { memoryAdapter } from "../../pkg/adapters.js";
 
@@ -182,4 +183,23 @@ test("bad input is refused with typed errors", async () => {
   assert.equal(thrown.code, "EffectFailed");
   assert.ok(thrown.cause instanceof TypeError);
   assert.equal(thrown.record.lastError, "TypeError: no");
+});
+
+test("Node resolves the package by name to its node entry, which needs no init", async () => {
+  const app = mkdtempSync(join(tmpdir(), "wow-node-app-"));
+  mkdirSync(join(app, "node_modules"));
+  symlinkSync(join(root, "pkg"), join(app, "node_modules/wow-command-client"), "dir");
+  writeFileSync(join(app, "app.mjs"), `
+    import { WowClient } from "wow-command-client";
+    import { fileAdapter } from "wow-command-client/adapters/node";
+    export { WowClient, fileAdapter };
+    export const entry = import.meta.resolve("wow-command-client");
+  `);
+  const named = await import(pathToFileURL(join(app, "app.mjs")));
+  assert.match(named.entry, /\/node\.js$/);
+  const client = await named.WowClient.connect({ baseUrl: gateway.base, storage: named.fileAdapter(join(app, "journal")) });
+  const id = unique("named");
+  const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
+    create: true, body: { name: id, balance: 1 } });
+  assert.equal(result.aggregateId, id);
 });
