@@ -379,7 +379,7 @@ impl WowClient {
         let begun = self
             .inner
             .journal
-            .begin(time::now(), intent, &mut CryptoRandom)
+            .begin_for_drive(time::now(), intent, &mut CryptoRandom)
             .await
             .map_err(journal_error)?;
         match begun {
@@ -412,9 +412,13 @@ async fn drive_locked(
     if matches!(lock, LockAttempt::Busy) {
         return busy(&record);
     }
-    let fresh = match client.journal.find(&record.intent_id).await {
-        Ok(Some(fresh)) => fresh,
-        _ => record,
+    // A record not yet written (revision 0) is known to nobody else.
+    let fresh = match record.revision {
+        0 => record,
+        _ => match client.journal.find(&record.intent_id).await {
+            Ok(Some(fresh)) => fresh,
+            _ => record,
+        },
     };
     // A settled record ends the drive at once, with its recorded outcome.
     client.drive(fresh, config, on_element).await

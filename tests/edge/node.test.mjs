@@ -203,3 +203,17 @@ test("Node resolves the package by name to its node entry, which needs no init",
     create: true, body: { name: id, balance: 1 } });
   assert.equal(result.aggregateId, id);
 });
+
+test("a journal that refuses writes: the command is never sent, and the error says so", async () => {
+  const account = unique("acct");
+  await createAccount(account);
+  const refusing = { ...memoryAdapter(),
+    compareAndSet() { throw Object.assign(new Error("disk full"), { name: "QuotaExceededError" }); } };
+  const client = await WowClient.connect({ baseUrl: gateway.base, storage: refusing });
+  const error = await client.sendAndWait({ aggregate: { resource: "account", id: account }, action: "lock_amount",
+    body: { amount: 1 } }).catch((e) => e);
+  assert.equal(error.code, "StorageUnavailable");
+  assert.equal(error.appended, false);
+  assert.ok(error.requestId);
+  assert.equal(await gateway.stored("account", account, error.requestId), 0, "nothing reached the gateway");
+});

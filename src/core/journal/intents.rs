@@ -163,6 +163,32 @@ impl<S: IntentStore> Journal<S> {
         intent: NewIntent,
         random: &mut dyn RandomSource,
     ) -> Result<Begun, JournalError> {
+        self.begin_with(now_ms, intent, random, true).await
+    }
+
+    /// Begins an intent that is about to be driven: a keyless one is not
+    /// written here but by the machine's first `Persist` (revision 0, a
+    /// compare-and-swap create), which still comes before the first send —
+    /// one storage write fewer per command. Nobody else can know a random
+    /// requestId before then, so nothing is lost by waiting; a keyed intent
+    /// is written at once, because two tabs may begin the same key.
+    pub async fn begin_for_drive(
+        &self,
+        now_ms: i64,
+        intent: NewIntent,
+        random: &mut dyn RandomSource,
+    ) -> Result<Begun, JournalError> {
+        let write_now = intent.intent_key.is_some();
+        self.begin_with(now_ms, intent, random, write_now).await
+    }
+
+    async fn begin_with(
+        &self,
+        now_ms: i64,
+        intent: NewIntent,
+        random: &mut dyn RandomSource,
+        write_now: bool,
+    ) -> Result<Begun, JournalError> {
         let NewIntent {
             intent_key,
             mut aggregate,
@@ -208,6 +234,9 @@ impl<S: IntentStore> Journal<S> {
             updated_at: now_ms,
             revision: 0,
         };
+        if !write_now {
+            return Ok(Begun::Created(record));
+        }
         match self.store.put(&record).await {
             Ok(revision) => {
                 record.revision = revision;

@@ -425,3 +425,22 @@ fn only_succeeded_intents_may_skip_the_flush() {
     r.state = IntentState::Succeeded;
     assert!(!r.needs_flush());
 }
+
+#[test]
+fn a_keyless_intent_begun_for_a_drive_is_written_by_its_first_persist() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut rng = SeededRandom::new(5);
+    let keyless = block_on(journal.begin_for_drive(NOW, intent(None, "a", 1), &mut rng)).unwrap();
+    let record = keyless.record().clone();
+    assert_eq!(record.revision, 0);
+    assert_eq!(block_on(journal.find(&record.intent_id)).unwrap(), None);
+    // The machine's first Persist is a compare-and-swap create.
+    assert_eq!(block_on(journal.store().put(&record)).unwrap(), 1);
+    // A keyed one is written at once: another tab may begin the same key.
+    let keyed =
+        block_on(journal.begin_for_drive(NOW, intent(Some("k"), "a", 1), &mut rng)).unwrap();
+    assert_eq!(keyed.record().revision, 1);
+    let again =
+        block_on(journal.begin_for_drive(NOW, intent(Some("k"), "a", 1), &mut rng)).unwrap();
+    assert_eq!(again.record().request_id, keyed.record().request_id);
+}
