@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { execFileSync, execSync } from "node:child_process";
-import { chromium } from "playwright-core";
+import { chromiumPath, launchChromium } from "../tests/support/browser.mjs";
 import { root, startGateway } from "../tests/support/gateway.mjs";
 import { report as sizeReport, table } from "./size.mjs";
 
@@ -24,7 +24,7 @@ const only = typeof args.only === "string" ? args.only.split(",") : null;
 const wanted = (name) => !only || only.includes(name);
 
 function machine() {
-  const chromiumVersion = (() => { try { return execFileSync("/usr/bin/chromium", ["--version"]).toString().trim(); } catch { return "?"; } })();
+  const chromiumVersion = (() => { try { return execFileSync(chromiumPath, ["--version"]).toString().trim(); } catch { return "?"; } })();
   return { cpu: `${cpus()[0]?.model ?? "?"} × ${cpus().length}`, memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version, chromium: chromiumVersion, rustc: execSync("rustc --version").toString().trim() };
 }
@@ -53,11 +53,7 @@ cpSync(join(root, "node_modules/idb-keyval"), join(www, "vendor/idb-keyval"), { 
 cpSync(join(root, "node_modules/uuid"), join(www, "vendor/uuid"), { recursive: true });
 cpSync(join(root, "node_modules/@microsoft/fetch-event-source"), join(www, "vendor/fetch-event-source"), { recursive: true });
 const gateway = await startGateway({ www, profile: "release" });
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-});
+const browser = await launchChromium();
 const page = await browser.newPage();
 page.on("pageerror", (e) => console.error("page error:", e.message));
 page.on("console", (m) => { if (m.type() === "error") console.error("page console:", m.text()); });

@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "vite";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../support/browser.mjs";
 import { root, startGateway } from "../support/gateway.mjs";
 
 let gateway, browser, dist;
@@ -19,11 +19,7 @@ before(async () => {
   dist = join(app, "dist");
   await build({ root: app, logLevel: "warn", build: { outDir: dist, target: "es2022" } });
   gateway = await startGateway({ www: dist });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 after(async () => { await browser?.close(); await gateway?.stop(); });
 

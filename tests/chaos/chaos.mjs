@@ -5,11 +5,12 @@
 // gateway's query API and, independently, its SQLite file).
 //
 //   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--kills 2] [--reloads 4] [--out FILE]
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../support/browser.mjs";
+import { startGateway } from "../support/gateway.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc, []));
@@ -17,7 +18,6 @@ const N = Number(args.intents ?? 1000);
 const SEED = Number(args.seed ?? 1);
 const KILLS = Number(args.kills ?? 2);
 const RELOADS = Number(args.reloads ?? 4);
-const root = new URL("../..", import.meta.url).pathname;
 const dbDir = mkdtempSync(join(tmpdir(), "wow-chaos-"));
 const db = join(dbDir, "events.sqlite");
 
@@ -31,29 +31,15 @@ const rand = () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 
-let gateway, base, port;
+let gateway, base;
 const fired = {};
-function startGateway() {
-  const listen = port ? `127.0.0.1:${port}` : "127.0.0.1:0";
-  gateway = spawn(join(root, "target/debug/wow-test-gateway"),
-    ["--listen", listen, "--db", db, "--www", join(root, "www"), "--pkg", join(root, "pkg"),
-     "--retry-backoff-ms", "5", "--seed", String(SEED)], { stdio: ["ignore", "pipe", "ignore"] });
-  return new Promise((resolve, reject) => {
-    gateway.stdout.once("data", (d) => {
-      const m = /^listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(String(d));
-      if (!m) return reject(new Error(`unexpected: ${d}`));
-      port = Number(m[1]);
-      base = `http://127.0.0.1:${port}`;
-      resolve();
-    });
-  });
+// The same port and SQLite file across kills, so pages and history carry on.
+async function start() {
+  const port = base ? Number(new URL(base).port) : 0;
+  gateway = await startGateway({ db, port, www: true, seed: SEED, quiet: true });
+  base = gateway.base;
 }
-
-async function control(method, body) {
-  const r = await fetch(`${base}/__gateway/faults`, {
-    method, headers: { "Content-Type": "application/json" }, body: body && JSON.stringify(body) });
-  return r.json();
-}
+const control = (method, body) => gateway.faults(method, body);
 
 async function collectFired() {
   try {
@@ -71,17 +57,14 @@ const chaosOn = () => control("POST", { random: { seed: SEED, rates: chaosRates 
 
 async function killGateway() {
   await collectFired();
-  gateway.kill("SIGKILL");
-  await new Promise((r) => gateway.once("exit", r));
+  await gateway.stop();
   await new Promise((r) => setTimeout(r, 300));
-  await startGateway();
+  await start();
   await chaosOn();
 }
 
-await startGateway();
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"] });
+await start();
+const browser = await launchChromium();
 const context = await browser.newContext();
 const ns = `chaos-${SEED}`;
 async function openPage() {
@@ -196,12 +179,7 @@ for (; rounds < 20; rounds++) {
 const records = (await intents()).filter((r) => r.command.body.op);
 const byOp = new Map();
 for (const r of records) byOp.set(r.command.body.op, [...(byOp.get(r.command.body.op) ?? []), r]);
-async function count(aggregateId, requestId) {
-  const r = await fetch(`${base}/account/event/count`, { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ operator: "AND", children: [{ operator: "AGGREGATE_ID", value: aggregateId },
-      { field: "requestId", operator: "EQ", value: requestId }] }) });
-  return r.json();
-}
+const count = (aggregateId, requestId) => gateway.stored("account", aggregateId, requestId);
 let duplicates = 0, lost = 0, multiRequestIds = 0, forgotten = 0, phantom = 0;
 for (const [op, requestId] of answered) {
   if (!(byOp.get(op) ?? []).some((r) => r.requestId === requestId)) forgotten++;
@@ -233,7 +211,7 @@ const report = {
   faultsFired: fired, reloads, gatewayKills: kills, resumeRounds: rounds + 1, reissued: reissued + reissuedInline,
 };
 await browser.close();
-gateway.kill("SIGKILL");
+await gateway.stop();
 
 const rows = [
   ["intents", report.intents], ["succeeded", report.succeeded], ["rejected", report.rejected],

@@ -4,17 +4,13 @@
 // way an app would (from /pkg/ on the gateway's origin).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../support/browser.mjs";
 import { startGateway } from "../support/gateway.mjs";
 
 let gateway, browser;
 before(async () => {
   gateway = await startGateway({ www: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 after(async () => { await browser?.close(); await gateway?.stop(); });
 

@@ -4,39 +4,24 @@
 // independently of the page.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../support/browser.mjs";
+import { root, startGateway } from "../support/gateway.mjs";
 
-const root = new URL("../..", import.meta.url).pathname;
 const artifacts = join(root, "test-artifacts");
 mkdirSync(artifacts, { recursive: true });
 let gateway, base, browser;
 
 before(async () => {
-  const db = join(mkdtempSync(join(tmpdir(), "wow-e2e-")), "events.sqlite");
-  gateway = spawn(join(root, "target/debug/wow-test-gateway"),
-    ["--listen", "127.0.0.1:0", "--db", db, "--www", join(root, "www"), "--pkg", join(root, "pkg"), "--retry-backoff-ms", "5"],
-    { stdio: ["ignore", "pipe", "inherit"] });
-  base = await new Promise((resolve, reject) => {
-    gateway.stdout.once("data", (d) => {
-      const m = /^listening on (\S+)/.exec(String(d));
-      m ? resolve(m[1]) : reject(new Error(`unexpected: ${d}`));
-    });
-    gateway.once("exit", (code) => reject(new Error(`gateway exited ${code}`)));
-  });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
+  gateway = await startGateway({ www: true });
+  base = gateway.base;
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  gateway?.kill();
+  await gateway?.stop();
 });
 
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
@@ -49,21 +34,8 @@ async function open(context, ns, extra = "") {
   return page;
 }
 
-async function fault(rule) {
-  const r = await fetch(`${base}/__gateway/faults`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rules: [rule] }),
-  });
-  assert.equal(r.status, 200);
-}
-
-async function stored(aggregateId, requestId) {
-  const r = await fetch(`${base}/account/event/count`, {
-    method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ operator: "AND", children: [
-      { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] }),
-  });
-  return r.json();
-}
+const fault = (rule) => gateway.faults("POST", { rules: [rule] });
+const stored = (aggregateId, requestId) => gateway.stored("account", aggregateId, requestId);
 
 async function openAccount(page) {
   await page.click("[data-testid=open]");

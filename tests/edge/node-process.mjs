@@ -4,6 +4,7 @@
 // Prints one JSON line per result.
 import { WowClient, IdempotentConsumer } from "../../pkg/node.js";
 import { fileAdapter } from "../../pkg/node-adapters.js";
+import { storedCount } from "../support/gateway.mjs";
 
 const [mode, dir, namespace, baseUrl, arg] = process.argv.slice(2);
 const storage = fileAdapter(dir);
@@ -29,12 +30,7 @@ if (mode === "consume") {
     }, {
       // Ask the external system whether the effect happened.
       async reconcile(key, record) {
-        const r = await fetch(`${baseUrl}/account/event/count`, {
-          method: "POST", headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ operator: "AND", children: [
-            { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: key }] }),
-        });
-        const found = await r.json();
+        const found = await storedCount(baseUrl, "account", aggregateId, key);
         print({ reconciled: found, previousAttempt: record.attempt });
         return found > 0 ? { done: { status: 200, recovered: true } } : "run";
       },

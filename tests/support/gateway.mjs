@@ -7,13 +7,26 @@ import { join } from "node:path";
 
 export const root = new URL("../..", import.meta.url).pathname;
 
-/** Starts the gateway; `db` defaults to a fresh file, `port` to a free one. */
-export async function startGateway({ db, port = 0, www = false, pkg, seed, profile = "debug" } = {}) {
+/** How many event streams of `aggregateId` carry `requestId`, from the query API. */
+export async function storedCount(base, resource, aggregateId, requestId) {
+  const r = await fetch(`${base}/${resource}/event/count`, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ operator: "AND", children: [
+      { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] }),
+  });
+  return r.json();
+}
+
+/**
+ * Starts the gateway; `db` defaults to a fresh file, `port` to a free one,
+ * `www: true` serves the demo (or a folder given instead), `quiet` drops its log.
+ */
+export async function startGateway({ db, port = 0, www = false, pkg, seed, profile = "debug", quiet = false } = {}) {
   db ??= join(mkdtempSync(join(tmpdir(), "wow-gateway-")), "events.sqlite");
   const args = ["--listen", `127.0.0.1:${port}`, "--db", db, "--retry-backoff-ms", "5"];
   if (www) args.push("--www", www === true ? join(root, "www") : www, "--pkg", pkg ?? join(root, "pkg"));
   if (seed !== undefined) args.push("--seed", String(seed));
-  const child = spawn(join(root, `target/${profile}/wow-test-gateway`), args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(join(root, `target/${profile}/wow-test-gateway`), args, { stdio: ["ignore", "pipe", quiet ? "ignore" : "inherit"] });
   const base = await new Promise((resolve, reject) => {
     child.stdout.once("data", (d) => {
       const m = /^listening on (\S+)/.exec(String(d));
@@ -29,15 +42,7 @@ export async function startGateway({ db, port = 0, www = false, pkg, seed, profi
   };
   return {
     base, db, child, faults,
-    /** How many event streams of `aggregateId` carry `requestId` (from the query API). */
-    async stored(resource, aggregateId, requestId) {
-      const r = await fetch(`${base}/${resource}/event/count`, {
-        method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ operator: "AND", children: [
-          { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] }),
-      });
-      return r.json();
-    },
+    stored: (resource, aggregateId, requestId) => storedCount(base, resource, aggregateId, requestId),
     stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGKILL"); }),
   };
 }
