@@ -218,21 +218,19 @@ impl IdempotentConsumer {
             js_sys::Object,
         >,
     ) -> Result<JsValue, JsValue> {
-        let options: JsValue = options.map_or(JsValue::UNDEFINED, Into::into);
-        let reconcile = if options.is_object() {
-            input::function(&options, "reconcile")
-                .map_err(|e| effect_error("InvalidOptions", &e, Some(identity)))?
-        } else {
-            None
-        };
-        let max_wait_ms = if options.is_object() {
-            js_sys::Reflect::get(&options, &"maxWaitMs".into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .filter(|n| n.is_finite() && *n >= 0.0)
-                .map_or(self.max_wait_ms, |n| n as u64)
-        } else {
-            self.max_wait_ms
+        let (reconcile, max_wait_ms) = match options {
+            None => (None, self.max_wait_ms),
+            Some(options) => {
+                let options: JsValue = options.into();
+                let reconcile = input::function(&options, "reconcile")
+                    .map_err(|e| effect_error("InvalidOptions", &e, Some(identity)))?;
+                let max_wait_ms = js_sys::Reflect::get(&options, &"maxWaitMs".into())
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .filter(|n| n.is_finite() && *n >= 0.0)
+                    .map_or(self.max_wait_ms, |n| n as u64);
+                (reconcile, max_wait_ms)
+            }
         };
         let run = DeliveryRun {
             consumer: &self.inner,

@@ -8,7 +8,7 @@ use super::http::{self, Answer, Failure};
 use super::locks::Announcer;
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
-use super::{to_js, JsFailure};
+use super::{call_and_await, to_js, JsFailure};
 use crate::core::journal::{IntentRecord, IntentState, Journal, RandomSource, RecordStore};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, TransportError,
@@ -71,10 +71,7 @@ impl Client {
         let Some(f) = &self.headers else {
             return Ok(Vec::new());
         };
-        let value = f
-            .call0(&JsValue::NULL)
-            .map_err(|e| JsFailure::from(e).to_string())?;
-        let value = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&value))
+        let value = call_and_await(f, &JsValue::NULL, &[])
             .await
             .map_err(|e| JsFailure::from(e).to_string())?;
         if value.is_undefined() || value.is_null() {
@@ -269,12 +266,7 @@ async fn custom_confirm(
         context_alias: query.route.context_alias.as_deref(),
         need_facts,
     });
-    let called = match f.call1(&JsValue::NULL, &q) {
-        Ok(v) => v,
-        Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),
-    };
-    let answer = match wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&called)).await
-    {
+    let answer = match call_and_await(f, &JsValue::NULL, &[&q]).await {
         Ok(v) => v,
         Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),
     };

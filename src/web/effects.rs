@@ -3,11 +3,10 @@
 //! reconciliation callback, around the core's [`Consumer`] protocol.
 
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use super::locks::{wait_lock, LockAttempt};
 use super::storage::AnyStore;
-use super::{time, JsFailure};
+use super::{call_and_await, time, JsFailure};
 use crate::core::consumer::{Consumer, ConsumerError, Delivery, EffectRecord, Reconciliation};
 use crate::core::protocol::JsonValue;
 
@@ -45,13 +44,6 @@ impl From<ConsumerError> for HandleFailure {
     fn from(e: ConsumerError) -> Self {
         HandleFailure::Consumer(e)
     }
-}
-
-/// Calls a JS function and awaits what it returns (a value or a promise).
-async fn call(f: &js_sys::Function, args: &[&JsValue]) -> Result<JsValue, JsValue> {
-    let array: js_sys::Array = args.iter().copied().collect();
-    let returned = f.apply(&JsValue::NULL, &array)?;
-    JsFuture::from(js_sys::Promise::resolve(&returned)).await
 }
 
 /// A JS value as JSON (`None` where it is not JSON-compatible).
@@ -140,7 +132,7 @@ impl DeliveryRun<'_> {
 
     async fn run(&self, started: EffectRecord) -> Result<Handled, HandleFailure> {
         let identity = JsValue::from_str(self.identity);
-        match call(self.effect, &[&identity]).await {
+        match call_and_await(self.effect, &JsValue::NULL, &[&identity]).await {
             Ok(value) => {
                 let now = time::now() as u64;
                 match self.consumer.complete(&started, now, json_of(&value)).await {
@@ -166,7 +158,8 @@ impl DeliveryRun<'_> {
             return Err(HandleFailure::NeedsReconciliation(found));
         };
         let identity = JsValue::from_str(self.identity);
-        let answer = match call(callback, &[&identity, &super::to_js(&found)]).await {
+        let found_js = super::to_js(&found);
+        let answer = match call_and_await(callback, &JsValue::NULL, &[&identity, &found_js]).await {
             Ok(answer) => answer,
             Err(thrown) => return Err(HandleFailure::ReconcileFailed(found, thrown)),
         };

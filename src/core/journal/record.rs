@@ -260,16 +260,6 @@ impl IntentRecord {
             request_id: self.request_id.clone(),
         }
     }
-
-    /// The storage key: `<namespace>/<intentId>`.
-    pub fn key(&self) -> String {
-        record_key(&self.namespace, &self.intent_id)
-    }
-}
-
-/// The storage key of an intent.
-pub fn record_key(namespace: &str, intent_id: &str) -> String {
-    format!("{namespace}/{intent_id}")
 }
 
 /// Why a stored record could not be read.

@@ -19,9 +19,9 @@
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::text_kv::{TextKv, TextStore};
-use super::{settle, unavailable};
+use super::unavailable;
 use crate::core::journal::{StoreError, Unavailable};
-use crate::web::JsFailure;
+use crate::web::{call_and_await, JsFailure};
 
 /// Intent storage through a caller's adapter.
 pub type AdapterStore = TextStore<AdapterKv>;
@@ -67,11 +67,10 @@ impl AdapterKv {
             kind: Unavailable::Missing,
             detail: format!("the storage adapter has no `{name}` method"),
         })?;
-        let array: js_sys::Array = args.iter().collect();
-        let result = f
-            .apply(&self.raw, &array)
-            .map_err(|e| unavailable(JsFailure::from(e), writing))?;
-        settle(js_sys::Promise::resolve(&result), writing).await
+        let args: Vec<&JsValue> = args.iter().collect();
+        call_and_await(&f, &self.raw, &args)
+            .await
+            .map_err(|e| unavailable(JsFailure::from(e), writing))
     }
 }
 
