@@ -65,7 +65,8 @@ export async function idbGet(db, area, key) {
 }
 
 // Compare-and-swap inside one transaction: returns null on success, or the
-// revision found (-1 when absent) when it did not match `expected`.
+// revision found (-1 when absent) when it did not match `expected`. A strict
+// (`flush`) write resolves once committed, a relaxed one once queued.
 export async function idbCas(db, area, key, expected, value, flush) {
   const t = tx(db, [area], "readwrite", flush ? "strict" : "relaxed");
   const store = t.objectStore(area);
@@ -78,7 +79,11 @@ export async function idbCas(db, area, key, expected, value, flush) {
     return found;
   }
   store.put(value, key);
-  await finished;
+  // A relaxed write resolves once it is queued: a later transaction on this
+  // store sees it (IndexedDB orders them), and losing it to a crash loses
+  // only bookkeeping the caller said may settle in the browser's own time.
+  if (flush) await finished;
+  else finished.catch(() => {});
   return null;
 }
 
