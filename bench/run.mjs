@@ -11,6 +11,7 @@ import { execFileSync, execSync } from "node:child_process";
 import { chromiumPath, launchChromium } from "../tests/support/browser.mjs";
 import { root, startGateway } from "../tests/support/gateway.mjs";
 import { report as sizeReport, table } from "./size.mjs";
+import { floor, floorTable } from "./floor.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]] : acc, []));
@@ -43,6 +44,9 @@ if (wanted("size")) {
   const size = sizeReport(join(root, "target/wasm32-unknown-unknown/size-report/wow_command_client.wasm"));
   console.log(size.text);
   results.size = size.sizes;
+  console.log("\nSize floor: the smallest useful client on the base crates (bench/floor/), before any SDK logic");
+  results.sizeFloor = floor();
+  console.log(floorTable(results.sizeFloor));
 }
 
 // ---- the page --------------------------------------------------------------
