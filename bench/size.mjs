@@ -7,6 +7,7 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { leb, sections } from "../scripts/wasm-sections.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const pkg = join(root, "pkg");
@@ -41,31 +42,6 @@ export function sizes() {
 }
 
 // ---- wasm structure -------------------------------------------------------
-function leb(bytes, at) {
-  let value = 0, shift = 0, byte;
-  do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
-  return [value, at];
-}
-const SECTION = ["custom", "type", "import", "function", "table", "memory", "global", "export", "start", "element", "code", "data", "datacount"];
-
-export function sections(bytes) {
-  const out = [];
-  let at = 8;
-  while (at < bytes.length) {
-    const id = bytes[at++];
-    let size;
-    [size, at] = leb(bytes, at);
-    let name = SECTION[id] ?? `#${id}`;
-    if (id === 0) {
-      const [len, p] = leb(bytes, at);
-      name = `custom:${new TextDecoder().decode(bytes.subarray(p, p + len))}`;
-    }
-    out.push({ id, name, start: at, size });
-    at += size;
-  }
-  return out;
-}
-
 /** Function body sizes by name, from a module that still has its name section. */
 export function functions(bytes) {
   const all = sections(bytes);

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 wasm-pack build --release --target web --out-dir pkg --no-pack >&2
+node scripts/strip-wasm.mjs pkg/wow_command_client_bg.wasm
 support=$(cd pkg && ls snippets/*/src/js/support.js)
 # One glue module and one .d.ts; an entry per runtime, differing only in how
 # the .wasm is loaded. Every entry's default export is `init()`: the web
