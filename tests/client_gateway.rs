@@ -479,3 +479,57 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     let again = rust(&reloaded.resume().await.unwrap());
     assert_eq!(again["driven"].as_array().unwrap().len(), 0);
 }
+
+#[wasm_bindgen_test]
+async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
+    // Without Web Locks (Node) only an explicit resume() drives, by design.
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap();
+    let has_locks = !navigator.is_undefined()
+        && !js_sys::Reflect::get(&navigator, &"locks".into())
+            .unwrap()
+            .is_undefined();
+    if !has_locks {
+        return;
+    }
+    let adapter = memory_adapter(true);
+    let ns = unique("fresh");
+    let setup = client(json!({})).await;
+    let id = unique("acct");
+    setup.send_and_wait(create(&id)).await.unwrap();
+    fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 400, "times": 1}))
+        .await;
+
+    // This tab sends a new intent; its lock is asked for before its record is
+    // written and collected only after the send.
+    let first = std::rc::Rc::new(client_over(json!({"namespace": ns}), adapter.clone()).await);
+    let sending = js_sys::Promise::new(&mut |resolve, _| {
+        let first = first.clone();
+        let command = lock(&id, 1);
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcome = first.send(command).await.unwrap();
+            resolve.call1(&JsValue::NULL, &outcome).unwrap();
+        });
+    });
+
+    // Another driver over the same storage, as soon as the record is there.
+    let other = client_over(json!({"namespace": ns}), adapter.clone()).await;
+    let intent_id = loop {
+        let listed = rust(&other.intents().await.unwrap());
+        if let Some(intent) = listed.as_array().and_then(|l| l.first()) {
+            break intent["intentId"].as_str().unwrap().to_owned();
+        }
+        JsFuture::from(js_sys::Promise::new(&mut |r, _| {
+            let _ = web_sys_set_timeout(&r, 1);
+        }))
+        .await
+        .unwrap();
+    };
+    let report = rust(&other.resume().await.unwrap());
+    assert_eq!(report["driven"].as_array().unwrap().len(), 0, "{report}");
+    assert_eq!(report["busy"], json!([intent_id]), "{report}");
+
+    let outcome = rust(&JsFuture::from(sending).await.unwrap());
+    assert_eq!(outcome["status"], "succeeded", "{outcome}");
+    let request_id = outcome["requestId"].as_str().unwrap();
+    assert_eq!(stored("account", &id, request_id).await, 1);
+}

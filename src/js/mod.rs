@@ -13,8 +13,8 @@ use wasm_bindgen::prelude::*;
 use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
 use crate::core::machine::{MachineConfig, Outcome, Status};
 use crate::core::protocol::{ErrorCode, ErrorInfo, StreamElement};
-use crate::web::driver::{Client, CryptoRandom};
-use crate::web::locks::{try_lock, wait_lock, Announcer, LockAttempt};
+use crate::web::driver::{busy, Client, CryptoRandom};
+use crate::web::locks::{try_lock, Announcer, LockAttempt, PendingLock};
 use crate::web::storage::{indexed_db, AnyStore};
 use crate::web::{time, to_js};
 use input::{CommandInput, ConnectInput, Defaults};
@@ -392,10 +392,6 @@ impl WowClient {
     }
 }
 
-fn busy(record: &IntentRecord) -> Outcome {
-    Outcome::from_record(record).because("driven by another tab or worker right now")
-}
-
 /// Drives one intent under its lock, waiting up to `wait_ms` for another
 /// tab or worker that drives it; once held, the record is read again, so an
 /// intent settled meanwhile is reported, not driven twice.
@@ -406,22 +402,23 @@ async fn drive_locked(
     wait_ms: u64,
     on_element: &mut dyn FnMut(&StreamElement),
 ) -> Outcome {
-    let lock = wait_lock(client.journal.namespace(), &record.intent_id, wait_ms)
-        .await
-        .unwrap_or(LockAttempt::Unsupported);
+    let lock = PendingLock::request(client.journal.namespace(), &record.intent_id, wait_ms);
+    // A record not yet written (revision 0) is known to nobody else: its
+    // lock, asked for before the record is written, is collected after the
+    // first send (see `Client::drive`).
+    if record.revision == 0 {
+        return client.drive(record, config, on_element, Some(lock)).await;
+    }
+    let lock = lock.granted().await.unwrap_or(LockAttempt::Unsupported);
     if matches!(lock, LockAttempt::Busy) {
         return busy(&record);
     }
-    // A record not yet written (revision 0) is known to nobody else.
-    let fresh = match record.revision {
-        0 => record,
-        _ => match client.journal.find(&record.intent_id).await {
-            Ok(Some(fresh)) => fresh,
-            _ => record,
-        },
+    let fresh = match client.journal.find(&record.intent_id).await {
+        Ok(Some(fresh)) => fresh,
+        _ => record,
     };
     // A settled record ends the drive at once, with its recorded outcome.
-    client.drive(fresh, config, on_element).await
+    client.drive(fresh, config, on_element, None).await
 }
 
 async fn resume_all(client: &Client, automatic: bool) -> Result<JsValue, JsValue> {
@@ -444,7 +441,7 @@ async fn resume_all(client: &Client, automatic: bool) -> Result<JsValue, JsValue
                     continue;
                 };
                 let outcome = client
-                    .drive(fresh, client.config.clone(), &mut |_| {})
+                    .drive(fresh, client.config.clone(), &mut |_| {}, None)
                     .await;
                 driven.push(&to_js(&outcome));
             }

@@ -5,7 +5,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::http::{self, Answer, Failure};
-use super::locks::Announcer;
+use super::locks::{Announcer, IntentLock, LockAttempt, PendingLock};
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
 use super::{call_and_await, to_js, JsFailure};
@@ -117,17 +117,36 @@ impl Client {
 
     /// Drives one intent to an outcome; stream elements go to `on_element`
     /// as they arrive.
+    ///
+    /// `lock` is the intent's lock when it was asked for but not awaited: a
+    /// new intent's, asked for before its record is first written, so any
+    /// other driver that finds the record queues behind it. Only that first
+    /// write and the first send run before the answer is collected; the
+    /// lock's round trip overlaps the gateway's instead of preceding it.
     pub async fn drive(
         &self,
         record: IntentRecord,
         config: MachineConfig,
         on_element: &mut dyn FnMut(&StreamElement),
+        lock: Option<PendingLock>,
     ) -> Outcome {
         let stream = config.stream;
         let mut machine = IntentMachine::new(record, config, random_u64());
+        let mut pending = lock;
+        // Held until the drive ends.
+        let mut _held: Option<IntentLock> = None;
+        let mut sent = false;
         machine.start(time::now());
         loop {
             while let Some(action) = machine.poll_action() {
+                let first_steps = match &action {
+                    Action::Persist(_) => machine.record().revision == 0,
+                    Action::Send { .. } | Action::OpenStream { .. } => !sent,
+                    _ => false,
+                };
+                if !first_steps && !collect(&mut pending, &mut _held).await {
+                    return busy(machine.record());
+                }
                 match action {
                     Action::Persist(record) => {
                         let result = self.journal.store().put(&*record).await;
@@ -139,6 +158,7 @@ impl Client {
                         machine.handle_persisted(time::now(), result);
                     }
                     Action::Send { attempt } | Action::OpenStream { attempt } => {
+                        sent = true;
                         self.attempt(&mut machine, attempt, stream, on_element)
                             .await;
                     }
@@ -158,7 +178,9 @@ impl Client {
                     machine.handle_timeout(time::now().max(at));
                 }
                 None => {
-                    // Unreachable by the machine's contract; never hang.
+                    // Unreachable by the machine's contract; never hang,
+                    // and never leave a lock granted to nobody.
+                    collect(&mut pending, &mut _held).await;
                     return machine
                         .outcome()
                         .cloned()
@@ -238,6 +260,27 @@ impl Client {
             }
         }
     }
+}
+
+/// Collects the answer to a pending lock request, if there is one, keeping
+/// the lock in `held`; false when another driver holds it.
+async fn collect(pending: &mut Option<PendingLock>, held: &mut Option<IntentLock>) -> bool {
+    match pending.take() {
+        Some(lock) => match lock.granted().await {
+            Ok(LockAttempt::Held(lock)) => {
+                *held = Some(lock);
+                true
+            }
+            Ok(LockAttempt::Busy) => false,
+            Ok(LockAttempt::Unsupported) | Err(_) => true,
+        },
+        None => true,
+    }
+}
+
+/// The outcome of an intent another tab or worker drives right now.
+pub fn busy(record: &IntentRecord) -> Outcome {
+    Outcome::from_record(record).because("driven by another tab or worker right now")
 }
 
 /// Calls the caller's confirmer with the question as a plain object.

@@ -62,12 +62,30 @@ pub async fn wait_lock(
     intent_id: &str,
     timeout_ms: u64,
 ) -> Result<LockAttempt, JsFailure> {
-    let value = JsFuture::from(lock_wait(
-        &lock_name(namespace, intent_id),
-        timeout_ms as f64,
-    ))
-    .await?;
-    Ok(attempt_from(value))
+    PendingLock::request(namespace, intent_id, timeout_ms)
+        .granted()
+        .await
+}
+
+/// An intent lock asked for and perhaps not granted yet. The Locks API
+/// queues the request when it is made, so whoever asks later waits behind
+/// it; the answer can be collected later, off the critical path.
+#[derive(Debug)]
+pub struct PendingLock(JsFuture);
+
+impl PendingLock {
+    /// Asks for the lock now, to be granted within `timeout_ms`.
+    pub fn request(namespace: &str, intent_id: &str, timeout_ms: u64) -> PendingLock {
+        PendingLock(JsFuture::from(lock_wait(
+            &lock_name(namespace, intent_id),
+            timeout_ms as f64,
+        )))
+    }
+
+    /// The answer: held, busy (not granted in time) or unsupported.
+    pub async fn granted(self) -> Result<LockAttempt, JsFailure> {
+        Ok(attempt_from(self.0.await?))
+    }
 }
 
 fn attempt_from(value: JsValue) -> LockAttempt {
