@@ -4,6 +4,7 @@
 //
 //   node bench/run.mjs [--commands 1000] [--stages 200] [--concurrency 500]
 //                      [--journal 10000] [--memory 10000] [--skip-core] [--out FILE]
+//                      [--db-dir DIR]   (the gateway's event store under DIR, e.g. /dev/shm)
 import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -56,7 +57,10 @@ cpSync(join(root, "bench/page"), www, { recursive: true });
 cpSync(join(root, "node_modules/idb-keyval"), join(www, "vendor/idb-keyval"), { recursive: true });
 cpSync(join(root, "node_modules/uuid"), join(www, "vendor/uuid"), { recursive: true });
 cpSync(join(root, "node_modules/@microsoft/fetch-event-source"), join(www, "vendor/fetch-event-source"), { recursive: true });
-const gateway = await startGateway({ www, profile: "release" });
+// `--db-dir /dev/shm`: the gateway's event store on tmpfs, so its fsync
+// neither dominates the round trip nor competes with the browser's own writes.
+const gateway = await startGateway({ www, profile: "release",
+  db: typeof args["db-dir"] === "string" ? join(mkdtempSync(join(args["db-dir"], "wow-bench-")), "events.sqlite") : undefined });
 const browser = await launchChromium();
 const page = await browser.newPage();
 page.on("pageerror", (e) => console.error("page error:", e.message));
@@ -84,7 +88,13 @@ try {
     ["p50 / raw", (r) => `${(r.p50 / raw50).toFixed(2)}×`], ["p99 / raw", (r) => `${(r.p99 / raw99).toFixed(2)}×`],
     ["p50 − raw", (r) => ms(r.p50 - raw50)]]));
   console.log(`targets at p50: localStorage ≤ 1.10× raw, IndexedDB ≤ 1.30× raw`);
+  const phaseRows = Object.entries({ raw: "raw fetch", peer: "JS peer", sdkLocalStorage: "SDK, localStorage", sdkIndexedDB: "SDK, IndexedDB" })
+    .map(([k, name]) => ({ name, ...Object.fromEntries(["before", "inFlight", "after"].map((p) => [p, pct(o.phases[k][p], 50)])) }));
+  console.log(`\nwhere the time goes (p50 of ${o.phases.raw.before.length} more commands each, fetch stamped at its call and its response headers)`);
+  console.log(table(phaseRows, [["variant", (r) => r.name], ["before fetch", (r) => ms(r.before)],
+    ["fetch → headers", (r) => ms(r.inFlight)], ["headers → caller", (r) => ms(r.after)]]));
   results.overhead = rows;
+  results.overheadPhases = phaseRows;
   }
 
   // ---- 3. stage latency ---------------------------------------------------

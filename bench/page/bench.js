@@ -83,9 +83,45 @@ export async function overhead(n) {
   for (let done = 0; done < n; done += 50) {
     for (const [name, fn] of Object.entries(runs)) times[name].push(...await timeEach(Math.min(50, n - done), fn));
   }
+  const phases = await phasesOf(runs, Math.max(50, n >> 2));
   await local.clear();
   await idb.clear();
-  return times;
+  return { ...times, phases };
+}
+
+/**
+ * Where each variant's time goes, in a separate pass (fetch is wrapped to
+ * stamp its call and its answer, which the timed rounds must not pay for):
+ * before the request leaves, from fetch to the response headers, and from
+ * the headers to the caller holding the result. Medians, interleaved.
+ */
+async function phasesOf(runs, n) {
+  const original = globalThis.fetch;
+  let called = 0, answered = 0;
+  globalThis.fetch = (...args) => {
+    called = performance.now();
+    const response = original(...args);
+    response.then(() => { answered = performance.now(); }, () => {});
+    return response;
+  };
+  const seen = Object.fromEntries(Object.keys(runs).map((k) => [k, { before: [], inFlight: [], after: [] }]));
+  try {
+    for (let done = 0; done < n; done += 25) {
+      for (const [name, fn] of Object.entries(runs)) {
+        for (let i = 0; i < Math.min(25, n - done); i++) {
+          const t0 = performance.now();
+          await fn();
+          const t3 = performance.now();
+          seen[name].before.push(called - t0);
+          seen[name].inFlight.push(answered - called);
+          seen[name].after.push(t3 - answered);
+        }
+      }
+    }
+  } finally {
+    globalThis.fetch = original;
+  }
+  return seen;
 }
 
 /**
