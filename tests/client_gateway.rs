@@ -25,6 +25,12 @@ extern "C" {
     fn fired_for(base: &str, aggregate_id: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = errorOf)]
     fn error_of(e: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = sleep)]
+    fn sleep_promise(ms: u32) -> js_sys::Promise;
+}
+
+async fn sleep(ms: u32) {
+    JsFuture::from(sleep_promise(ms)).await.unwrap();
 }
 
 fn base() -> &'static str {
@@ -199,18 +205,8 @@ async fn processing_slower_than_the_caller_still_ends_in_one_stream() {
     assert_eq!(o["status"], "succeeded", "{o}");
     let rid = o["requestId"].as_str().unwrap().to_owned();
     // Wait for the delayed first delivery: the store must refuse it.
-    JsFuture::from(js_sys::Promise::new(&mut |r, _| {
-        let _ = web_sys_set_timeout(&r, 1500);
-    }))
-    .await
-    .unwrap();
+    sleep(1500).await;
     assert_eq!(stored("account", &id, &rid).await, 1);
-}
-
-fn web_sys_set_timeout(f: &js_sys::Function, ms: i32) -> Result<JsValue, JsValue> {
-    let set_timeout = js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into())?;
-    let set_timeout: js_sys::Function = set_timeout.unchecked_into();
-    set_timeout.call2(&JsValue::NULL, f, &ms.into())
 }
 
 #[wasm_bindgen_test]
@@ -518,11 +514,7 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
         if let Some(intent) = listed.as_array().and_then(|l| l.first()) {
             break intent["intentId"].as_str().unwrap().to_owned();
         }
-        JsFuture::from(js_sys::Promise::new(&mut |r, _| {
-            let _ = web_sys_set_timeout(&r, 1);
-        }))
-        .await
-        .unwrap();
+        sleep(1).await;
     };
     let report = rust(&other.resume().await.unwrap());
     assert_eq!(report["driven"].as_array().unwrap().len(), 0, "{report}");
