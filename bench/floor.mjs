@@ -9,12 +9,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
-import { table } from "./size.mjs";
+import { budget as sizeBudget, kb, measure, table } from "./size.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const crate = join(root, "bench/floor");
-const budget = JSON.parse(readFileSync(join(root, "bench/size-budget.json"), "utf8")).targetGzipBytes;
+const budget = sizeBudget.targetGzipBytes;
 
 const variants = [
   { name: "base crates as chosen (serde-wasm-bindgen + gloo-net)", features: "serde-wasm-bindgen,gloo-net" },
@@ -29,7 +28,7 @@ export function floor() {
     const out = mkdtempSync(join(tmpdir(), "wow-floor-"));
     execFileSync("wasm-bindgen", ["--target", "web", "--out-dir", out,
       join(crate, "target/wasm32-unknown-unknown/release/wow_size_floor.wasm")], { stdio: ["ignore", "ignore", "ignore"] });
-    const gz = (file) => gzipSync(readFileSync(join(out, file)), { level: 9 }).length;
+    const gz = (file) => measure(readFileSync(join(out, file))).gzip;
     const wasm = gz("wow_size_floor_bg.wasm");
     const glue = gz("wow_size_floor.js");
     return { variant: v.name, wasm, glue, total: wasm + glue };
@@ -37,7 +36,6 @@ export function floor() {
 }
 
 export function floorTable(rows) {
-  const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
   return table(rows, [
     ["smallest client (send, persist, check)", (r) => r.variant],
     ["wasm gzip", (r) => kb(r.wasm)],
@@ -48,6 +46,6 @@ export function floorTable(rows) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(`Size floor of the base crates (budget ${(budget / 1024).toFixed(1)} KB gzip, wasm + glue)\n`);
+  console.log(`Size floor of the base crates (budget ${kb(budget)} gzip, wasm + glue)\n`);
   console.log(floorTable(floor()));
 }

@@ -11,7 +11,7 @@ import { leb, sections } from "../scripts/wasm-sections.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const pkg = join(root, "pkg");
-const budget = JSON.parse(readFileSync(join(root, "bench/size-budget.json"), "utf8"));
+export const budget = JSON.parse(readFileSync(join(root, "bench/size-budget.json"), "utf8"));
 const args = process.argv.slice(2);
 
 const files = (dir) => readdirSync(dir).flatMap((name) => {
@@ -25,12 +25,12 @@ const shipped = files(pkg).filter((p) => {
     || (rel.startsWith("snippets/") && rel.endsWith(".js"));
 });
 
-const measure = (bytes) => ({
+export const measure = (bytes) => ({
   raw: bytes.length,
   gzip: gzipSync(bytes, { level: 9 }).length,
   brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
 });
-const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+export const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 
 export function sizes() {
   const rows = shipped.map((p) => ({ file: relative(pkg, p), ...measure(readFileSync(p)) }));
