@@ -20,8 +20,6 @@ suite() {
   summary+=("$(printf '%-18s %s' "$name" "${closing:-ok}")")
 }
 
-export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
-
 # A test gateway for the browser and Node suites, on a free port.
 start_gateway() {
   cargo build -q -p wow-test-gateway
@@ -38,7 +36,8 @@ start_gateway() {
   export WOW_GATEWAY_URL
 }
 trap '[ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null; true' EXIT
-WASM_RUNNER=(env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$PWD/scripts/wasm-test-runner.sh")
+# wasm32 test binaries run through scripts/wasm-test-runner.sh (.cargo/config.toml):
+# browser binaries in Chromium driven by playwright-core, the rest in Node.
 
 suite fmt            cargo fmt --all --check
 suite clippy         cargo clippy --workspace --all-targets --all-features -- -D warnings
@@ -49,9 +48,9 @@ suite package        scripts/build.sh
 suite size           node bench/size.mjs --check
 suite api            scripts/check-api.sh
 start_gateway
-suite wasm-chromium  "${WASM_RUNNER[@]}" WASM_BINDGEN_USE_BROWSER=1 \
+suite wasm-chromium  env WASM_BINDGEN_USE_BROWSER=1 \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
-suite wasm-node      "${WASM_RUNNER[@]}" cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
+suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
 suite edge           node --test tests/edge/
 suite bundler        node --test tests/bundler/
 suite e2e            node --test tests/e2e/

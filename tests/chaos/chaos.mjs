@@ -34,9 +34,18 @@ const rand = () => {
 let gateway, base;
 const fired = {};
 // The same port and SQLite file across kills, so pages and history carry on.
+// A restart binds the port the killed process held: retried until it binds.
 async function start() {
   const port = base ? Number(new URL(base).port) : 0;
-  gateway = await startGateway({ db, port, www: true, seed: SEED, quiet: true });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      gateway = await startGateway({ db, port, www: true, seed: SEED, quiet: true });
+      break;
+    } catch (e) {
+      if (attempt === 50) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   base = gateway.base;
 }
 const control = (method, body) => gateway.faults(method, body);
@@ -58,7 +67,6 @@ const chaosOn = () => control("POST", { random: { seed: SEED, rates: chaosRates 
 async function killGateway() {
   await collectFired();
   await gateway.stop();
-  await new Promise((r) => setTimeout(r, 300));
   await start();
   await chaosOn();
 }

@@ -105,7 +105,7 @@ test("a reload mid-flight resumes the same requestId", async () => {
   await card.waitFor();
   assert.equal(await card.getAttribute("data-status"), "succeeded");
   assert.equal(await card.getAttribute("data-request-id"), requestId);
-  await new Promise((r) => setTimeout(r, 2_800)); // the delayed first delivery lands (and is refused)
+  await gateway.idle(); // the delayed first delivery lands (and is refused)
   assert.equal(await stored(account, requestId), 1);
   await page.screenshot({ path: join(artifacts, "reloaded.png"), fullPage: true });
   await context.close();
@@ -167,7 +167,7 @@ test("two pages resuming the same unknown intents drive each exactly once", asyn
   assert.equal(new Set(both).size, both.length, "no intent was driven twice");
   assert.equal(both.length, 4, `all four were driven: ${JSON.stringify([rb, rc])}`);
   for (const o of [...rb.driven, ...rc.driven]) assert.equal(o.status, "succeeded");
-  await new Promise((r) => setTimeout(r, 1_700));
+  await gateway.idle(); // the dead tab's delayed deliveries land (and are refused)
   for (const requestId of both) assert.equal(await stored(account, requestId), 1);
   await context.close();
 });

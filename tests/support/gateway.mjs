@@ -40,8 +40,19 @@ export async function startGateway({ db, port = 0, www = false, pkg, seed, profi
     if (!r.ok) throw new Error(`fault control answered ${r.status}`);
     return r.json();
   };
+  // Resolves once nothing is being processed (delayed deliveries have landed,
+  // downstream stages have run): the condition tests used to sleep for.
+  const idle = async (timeoutMs = 30_000) => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const { processing } = await faults("GET");
+      if (processing === 0) return;
+      if (Date.now() > until) throw new Error(`the gateway was still processing ${processing} messages after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   return {
-    base, db, child, faults,
+    base, db, child, faults, idle,
     stored: (resource, aggregateId, requestId) => storedCount(base, resource, aggregateId, requestId),
     stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGKILL"); }),
   };

@@ -3,7 +3,7 @@
 //! stage/chain waits of PROTOCOL §3.3–3.4.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -67,7 +67,26 @@ pub struct App {
     /// Seed for a random fault mode posted without one (`--seed`).
     pub default_seed: u64,
     counter: AtomicU64,
+    /// Messages being processed (held by a delay, appending, or running
+    /// downstream stages), reported so tests wait for quiet instead of sleeping.
+    processing: AtomicUsize,
     settings: Settings,
+}
+
+/// Counts one message as being processed while it lives.
+struct Processing<'a>(&'a AtomicUsize);
+
+impl<'a> Processing<'a> {
+    fn start(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Processing(count)
+    }
+}
+
+impl Drop for Processing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// One command message in flight (from HTTP or from the saga).
@@ -329,6 +348,7 @@ impl App {
             id_prefix: format!("{:x}", now_ms()),
             default_seed,
             counter: AtomicU64::new(0),
+            processing: AtomicUsize::new(0),
             settings,
         })
     }
@@ -399,7 +419,11 @@ impl App {
     async fn control(&self, what: &str, req: Request<Incoming>) -> Response<Body> {
         match (req.method().clone(), what) {
             (Method::GET, "health") => http::json(200, "Ok", &json!({"status": "UP"})),
-            (Method::GET, "faults") => http::json(200, "Ok", &self.faults.report()),
+            (Method::GET, "faults") => {
+                let mut report = self.faults.report();
+                report["processing"] = json!(self.processing.load(Ordering::SeqCst));
+                http::json(200, "Ok", &report)
+            }
             (Method::DELETE, "faults") => {
                 self.faults.clear();
                 http::json(200, "Ok", &json!({}))
@@ -1052,6 +1076,7 @@ impl App {
     }
 
     async fn process_inner(self: Arc<Self>, msg: Message, second_delivery: bool) {
+        let _processing = Processing::start(&self.processing);
         let fault = if second_delivery {
             None
         } else {
@@ -1243,6 +1268,7 @@ impl App {
         stream: DomainEventStream,
         fault: Option<Active>,
     ) {
+        let _processing = Processing::start(&self.processing);
         let version = Some(stream.version);
         let fail_at = fault
             .filter(|f| f.kind == FaultKind::DownstreamFail)
