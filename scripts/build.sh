@@ -1,46 +1,64 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: the wasm-bindgen output (web target),
-# an entry per runtime (browser/bundler, node, workerd) that also exports the
-# error classes, and a package.json whose `exports` maps them. Prints the sizes.
+# Builds the npm package into pkg/: two wasm modules from the same crate, the
+# command client (feature `client`, the main entry) and the idempotent
+# consumer (feature `consumer`, the `./consumer` entry), so an app downloads
+# only what it imports; an entry per runtime (browser/bundler, node, workerd)
+# for each, exporting its error class; and a package.json whose `exports`
+# maps them. Prints the sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+rm -rf pkg target/pkg-consumer
 wasm-pack build --release --target web --out-dir pkg --no-pack >&2
+wasm-pack build --release --target web --out-dir target/pkg-consumer --out-name consumer --no-pack \
+  -- --no-default-features --features consumer >&2
+# Both glue modules import the same snippets (same crate, same files): one copy.
+cp target/pkg-consumer/consumer.js target/pkg-consumer/consumer.d.ts target/pkg-consumer/consumer_bg.wasm pkg/
+cp -rn target/pkg-consumer/snippets/. pkg/snippets/
 node scripts/strip-wasm.mjs pkg/wow_command_client_bg.wasm
+node scripts/strip-wasm.mjs pkg/consumer_bg.wasm
 support=$(cd pkg && ls snippets/*/src/js/support.js)
-# One glue module and one .d.ts; an entry per runtime, differing only in how
-# the .wasm is loaded. Every entry's default export is `init()`: the web
+# A glue module and a .d.ts per API; an entry per runtime, differing only in
+# how the .wasm is loaded. Every entry's default export is `init()`: the web
 # entry fetches the module, node and workerd have it loaded at import time.
-classes="export { CommandError, EffectError } from './${support}';"
-cat > pkg/index.js <<JS
+entries() { # glue, wasm, error class, web entry, node entry, workerd entry
+  local glue=$1 wasm=$2 classes="export { $3 } from './${support}';"
+  cat > "pkg/$4" <<JS
 // Browsers and bundlers: \`await init()\` fetches the .wasm beside this file.
-export * from './wow_command_client.js';
-export { default } from './wow_command_client.js';
+export * from './${glue}.js';
+export { default } from './${glue}.js';
 ${classes}
 JS
-cat > pkg/node.js <<JS
+  cat > "pkg/$5" <<JS
 // Node.js: the .wasm is read from disk and instantiated at import time.
 import { readFileSync } from 'node:fs';
-import { initSync } from './wow_command_client.js';
-initSync({ module: readFileSync(new URL('./wow_command_client_bg.wasm', import.meta.url)) });
-export * from './wow_command_client.js';
+import { initSync } from './${glue}.js';
+initSync({ module: readFileSync(new URL('./${wasm}', import.meta.url)) });
+export * from './${glue}.js';
 ${classes}
 export default async function init() {}
 JS
-cat > pkg/workerd.js <<JS
+  cat > "pkg/$6" <<JS
 // Cloudflare Workers (workerd) and other edge runtimes that import .wasm as
 // a compiled WebAssembly.Module; instantiated at import time.
-import module from './wow_command_client_bg.wasm';
-import { initSync } from './wow_command_client.js';
+import module from './${wasm}';
+import { initSync } from './${glue}.js';
 initSync({ module });
-export * from './wow_command_client.js';
+export * from './${glue}.js';
 ${classes}
 export default async function init() {}
 JS
+}
+entries wow_command_client wow_command_client_bg.wasm CommandError index.js node.js workerd.js
+entries consumer consumer_bg.wasm EffectError consumer-web.js consumer-node.js consumer-workerd.js
 cp adapters/adapters.js adapters/adapters.d.ts adapters/node-adapters.js adapters/node-adapters.d.ts pkg/
 cat > pkg/index.d.ts <<'TS'
 export * from './wow_command_client.js';
 export { default } from './wow_command_client.js';
+TS
+cat > pkg/consumer-web.d.ts <<'TS'
+export * from './consumer.js';
+export { default } from './consumer.js';
 TS
 version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
 cat > pkg/package.json <<JSON
@@ -64,15 +82,24 @@ cat > pkg/package.json <<JSON
     "./web": { "types": "./index.d.ts", "default": "./index.js" },
     "./node": { "types": "./index.d.ts", "default": "./node.js" },
     "./workerd": { "types": "./index.d.ts", "default": "./workerd.js" },
+    "./consumer": {
+      "types": "./consumer-web.d.ts",
+      "workerd": "./consumer-workerd.js",
+      "node": "./consumer-node.js",
+      "browser": "./consumer-web.js",
+      "default": "./consumer-web.js"
+    },
     "./adapters": { "types": "./adapters.d.ts", "default": "./adapters.js" },
     "./adapters/node": { "types": "./node-adapters.d.ts", "default": "./node-adapters.js" },
     "./wasm": "./wow_command_client_bg.wasm",
     "./package.json": "./package.json"
   },
-  "sideEffects": ["./snippets/*", "./node.js", "./workerd.js"],
+  "sideEffects": ["./snippets/*", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
   "files": ["*.js", "*.d.ts", "*.wasm", "snippets"]
 }
 JSON
-wasm=pkg/wow_command_client_bg.wasm
-printf 'pkg/: wasm %s bytes (gzip %s), js glue %s bytes\n' \
-  "$(wc -c <"$wasm")" "$(gzip -9c "$wasm" | wc -c)" "$(wc -c <pkg/wow_command_client.js)"
+for api in wow_command_client consumer; do
+  wasm=pkg/${api}_bg.wasm
+  printf 'pkg/: %s: wasm %s bytes (gzip %s), js glue %s bytes\n' "$api" \
+    "$(wc -c <"$wasm")" "$(gzip -9c "$wasm" | wc -c)" "$(wc -c <"pkg/$api.js")"
+done

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The generated TypeScript surface is reviewed like code: it must match the
-# committed reference (tests/api/wow_command_client.d.ts), and the usage
-# example must type-check against it. After an intended change:
+# The generated TypeScript surface is reviewed like code: each entry's must
+# match its committed reference (tests/api/wow_command_client.d.ts for the
+# client, tests/api/consumer.d.ts for the consumer), and the usage example
+# must type-check against them. After an intended change:
 #   npm run build && scripts/check-api.sh --accept
 set -euo pipefail
 cd "$(dirname "$0")/.."
 surface() { sed '/^export type InitInput/,$d' "$1"; }
-if [ "${1:-}" = "--accept" ]; then
-  surface pkg/wow_command_client.d.ts > tests/api/wow_command_client.d.ts
-fi
-if ! diff -u tests/api/wow_command_client.d.ts <(surface pkg/wow_command_client.d.ts); then
-  echo "the generated .d.ts differs from tests/api/wow_command_client.d.ts (review, then --accept)"
-  exit 1
-fi
+for api in wow_command_client consumer; do
+  if [ "${1:-}" = "--accept" ]; then
+    surface "pkg/$api.d.ts" > "tests/api/$api.d.ts"
+  fi
+  if ! diff -u "tests/api/$api.d.ts" <(surface "pkg/$api.d.ts"); then
+    echo "the generated pkg/$api.d.ts differs from tests/api/$api.d.ts (review, then --accept)"
+    exit 1
+  fi
+done
 npx tsc -p tests/api/tsconfig.json
 echo "api: the .d.ts matches its reference and tests/api/usage.ts type-checks"

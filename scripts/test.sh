@@ -42,6 +42,7 @@ trap '[ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null; true' EXIT
 suite fmt            cargo fmt --all --check
 suite clippy         cargo clippy --workspace --all-targets --all-features -- -D warnings
 suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+suite clippy-consumer cargo clippy --target wasm32-unknown-unknown --lib --no-default-features --features consumer -- -D warnings
 suite native         cargo test -p wow-command-client --all-features
 suite gateway        cargo test -p wow-test-gateway
 suite package        scripts/build.sh

@@ -8,8 +8,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::consumer::{Consumer, ConsumerError, EffectRecord, DEFAULT_LEASE_MS};
 use crate::core::journal::StoreError;
-use crate::web::driver::random_u64;
 use crate::web::effects::{DeliveryRun, HandleFailure, Handled};
+use crate::web::random::random_u64;
 use crate::web::storage::AnyStore;
 use crate::web::{time, to_js, JsFailure};
 

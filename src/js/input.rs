@@ -1,14 +1,20 @@
 //! Reading the caller's options and commands, with clear errors for bad input.
 
+#[cfg(feature = "client")]
 use std::collections::BTreeMap;
 
+#[cfg(feature = "client")]
 use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 
+#[cfg(feature = "client")]
 use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
+#[cfg(feature = "client")]
 use crate::core::machine::MachineConfig;
+#[cfg(feature = "client")]
 use crate::core::protocol::{AggregateRoute, CommandHeaders, CommandStage, JsonValue};
 
+#[cfg(feature = "client")]
 /// Retry settings as given.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -23,6 +29,7 @@ pub struct RetryInput {
     pub max_confirms: Option<u32>,
 }
 
+#[cfg(feature = "client")]
 /// `WowClient.connect` options (functions and adapters are read separately).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +68,7 @@ pub struct ConnectInput {
     pub persist_storage: Option<bool>,
 }
 
+#[cfg(feature = "client")]
 /// The aggregate part of a command.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -81,6 +89,7 @@ pub struct AggregateInput {
     pub owner_id: Option<String>,
 }
 
+#[cfg(feature = "client")]
 /// A command as the caller gives it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -137,6 +146,7 @@ pub struct CommandInput {
     pub id_in_path: Option<bool>,
 }
 
+#[cfg(feature = "client")]
 /// Reads a JS value into `T`, naming what was being read on failure.
 pub fn read<T: serde::de::DeserializeOwned>(what: &str, value: JsValue) -> Result<T, String> {
     if value.is_undefined() || value.is_null() {
@@ -157,6 +167,7 @@ pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function
         .map_err(|_| format!("option `{name}` must be a function"))
 }
 
+#[cfg(feature = "client")]
 /// Parses a stage name.
 pub fn stage(name: &str) -> Result<CommandStage, String> {
     CommandStage::from_header(name).ok_or_else(|| {
@@ -164,6 +175,7 @@ pub fn stage(name: &str) -> Result<CommandStage, String> {
     })
 }
 
+#[cfg(feature = "client")]
 /// Client-wide defaults.
 #[derive(Clone, Debug)]
 pub struct Defaults {
@@ -177,6 +189,7 @@ pub struct Defaults {
     pub policy: RequestIdPolicy,
 }
 
+#[cfg(feature = "client")]
 /// Turns a command into an intent and its machine settings.
 pub fn intent(
     input: CommandInput,

@@ -3,12 +3,9 @@
 
 use wasm_bindgen::prelude::*;
 
+/// Shared by both entries: the storage adapter contract.
 #[wasm_bindgen(typescript_custom_section)]
-const TYPES: &'static str = r#"
-export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
-export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
-export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
-
+const SHARED: &'static str = r#"
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
   get(key: string): Promise<string | null> | string | null;
@@ -18,6 +15,15 @@ export interface StorageAdapter {
   /** Atomic compare-and-swap on the stored record's revision, when the store has one. */
   compareAndSet?(key: string, expectedRevision: number, value: string): Promise<boolean> | boolean;
 }
+"#;
+
+/// The command client's values (the main entry).
+#[cfg(feature = "client")]
+#[wasm_bindgen(typescript_custom_section)]
+const CLIENT: &'static str = r#"
+export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
+export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
+export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
 
 export interface ConfirmQuestion {
   aggregateId: string;
@@ -173,7 +179,12 @@ export class CommandError extends Error {
   reason: string | null;
   detail: Outcome;
 }
+"#;
 
+/// The idempotent consumer's values (the `./consumer` entry).
+#[cfg(feature = "consumer")]
+#[wasm_bindgen(typescript_custom_section)]
+const CONSUMER: &'static str = r#"
 /** What `reconcile` answers after asking the external system. */
 export type Reconciliation = "done" | "run" | { done: unknown } | { run: true };
 

@@ -2,11 +2,15 @@
 //! core decides. One file per web API; JS exceptions are captured as
 //! `{ name, message }`.
 
+#[cfg(feature = "client")]
 pub mod driver;
+#[cfg(feature = "consumer")]
 pub mod effects;
+#[cfg(feature = "client")]
 pub mod http;
 pub mod js_failure;
 pub mod locks;
+pub mod random;
 pub mod storage;
 pub mod time;
 

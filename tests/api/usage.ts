@@ -1,9 +1,10 @@
 // Compiled (not run) by `npm test` against the generated package types:
 // the README's usage must type-check, and misuse must not.
 import init, {
-  WowClient, CommandError, IdempotentConsumer, EffectError,
-  type Command, type Outcome, type CommandResult, type EffectOutcome,
+  WowClient, CommandError,
+  type Command, type Outcome, type CommandResult,
 } from "../../pkg/index.js";
+import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } from "../../pkg/consumer-web.js";
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
 import { fileAdapter } from "../../pkg/node-adapters.js";
 
@@ -48,6 +49,7 @@ async function example(): Promise<void> {
 }
 
 async function consumerExample(kv: KvNamespaceLike): Promise<void> {
+  await initConsumer();
   const consumer = await IdempotentConsumer.open({
     storage: kvAdapter(kv),
     namespace: "mailer",

@@ -3,21 +3,28 @@
 // asset); the bundle runs in Chromium against the gateway.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "vite";
 import { launchChromium } from "../support/browser.mjs";
 import { root, startGateway } from "../support/gateway.mjs";
 
-let gateway, browser, dist;
-before(async () => {
-  const app = mkdtempSync(join(tmpdir(), "wow-bundled-"));
-  cpSync(new URL("./app", import.meta.url).pathname, app, { recursive: true });
+/** Bundles one of the apps beside this file; returns its output folder. */
+async function bundle(name) {
+  const app = mkdtempSync(join(tmpdir(), `wow-bundled-${name}-`));
+  cpSync(new URL(`./${name}`, import.meta.url).pathname, app, { recursive: true });
   mkdirSync(join(app, "node_modules"));
   symlinkSync(join(root, "pkg"), join(app, "node_modules/wow-command-client"), "dir");
-  dist = join(app, "dist");
-  await build({ root: app, logLevel: "warn", build: { outDir: dist, target: "es2022" } });
+  const out = join(app, "dist");
+  await build({ root: app, logLevel: "warn", build: { outDir: out, target: "es2022" } });
+  return out;
+}
+
+let gateway, browser, dist, clientOnly;
+before(async () => {
+  dist = await bundle("app");
+  clientOnly = await bundle("client-only");
   gateway = await startGateway({ www: dist });
   browser = await launchChromium();
 });
@@ -36,4 +43,19 @@ test("Vite bundles the package by name, the .wasm as an asset, and the bundle se
   assert.equal(result.effect, "ran");
   assert.equal(result.errorClass, "function");
   assert.equal(await gateway.stored("account", result.aggregateId, result.requestId), 1);
+});
+
+test("an app that never imports the consumer bundles the client module alone", () => {
+  const wasm = readdirSync(join(clientOnly, "assets")).filter((f) => f.endsWith(".wasm"));
+  assert.equal(wasm.length, 1, `one .wasm asset: ${wasm}`);
+  const shipped = readFileSync(join(clientOnly, "assets", wasm[0]));
+  assert.ok(shipped.equals(readFileSync(join(root, "pkg/wow_command_client_bg.wasm"))), "it is the client module");
+  const code = readdirSync(join(clientOnly, "assets")).filter((f) => f.endsWith(".js"))
+    .map((f) => readFileSync(join(clientOnly, "assets", f), "utf8")).join("\n");
+  assert.ok(!code.includes("IdempotentConsumer"), "no consumer glue in the bundle");
+});
+
+test("the app that imports both bundles both modules", () => {
+  const wasm = readdirSync(join(dist, "assets")).filter((f) => f.endsWith(".wasm"));
+  assert.equal(wasm.length, 2, `two .wasm assets: ${wasm}`);
 });

@@ -20,7 +20,7 @@ async function tab(context) {
   page.on("pageerror", (e) => console.error("page error:", e.message));
   await page.goto(`${gateway.base}/?noresume`);
   await page.evaluate(async () => {
-    const sdk = await import("/pkg/index.js");
+    const sdk = await import("/pkg/consumer-web.js");
     await sdk.default();
     window.sdk = sdk;
     window.effects = 0;

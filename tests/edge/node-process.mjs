@@ -2,7 +2,8 @@
 // file-backed journal; the test kills it with SIGKILL mid-flight.
 //   node node-process.mjs <send|resume|intents|consume> <dir> <ns> <gateway> [json]
 // Prints one JSON line per result.
-import { WowClient, IdempotentConsumer } from "../../pkg/node.js";
+import { WowClient } from "../../pkg/node.js";
+import { IdempotentConsumer } from "../../pkg/consumer-node.js";
 import { fileAdapter } from "../../pkg/node-adapters.js";
 import { storedCount } from "../support/gateway.mjs";
 

@@ -10,7 +10,8 @@ import { pathToFileURL } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root, startGateway } from "../support/gateway.mjs";
-import { IdempotentConsumer, EffectError, WowClient } from "../../pkg/node.js";
+import { WowClient } from "../../pkg/node.js";
+import { IdempotentConsumer, EffectError } from "../../pkg/consumer-node.js";
 import { memoryAdapter } from "../../pkg/adapters.js";
 
 let gateway;

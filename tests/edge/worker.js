@@ -1,7 +1,8 @@
 // A Cloudflare Worker that uses the package as an edge user would: the
 // journal in Workers KV through the shipped adapter, commands to the
 // gateway named by the GATEWAY binding, and an idempotent consumer.
-import { WowClient, IdempotentConsumer } from "../../pkg/workerd.js";
+import { WowClient } from "../../pkg/workerd.js";
+import { IdempotentConsumer } from "../../pkg/consumer-workerd.js";
 import { kvAdapter } from "../../pkg/adapters.js";
 
 const json = (value, status = 200) =>

@@ -1,9 +1,11 @@
 // An app as a user writes it: the package by name, bundled by Vite.
-import init, { WowClient, CommandError, IdempotentConsumer } from "wow-command-client";
+import init, { WowClient, CommandError } from "wow-command-client";
+import initConsumer, { IdempotentConsumer } from "wow-command-client/consumer";
 import { memoryAdapter } from "wow-command-client/adapters";
 
 try {
   await init();
+  await initConsumer();
   const client = await WowClient.connect({ baseUrl: location.origin, namespace: "bundled" });
   const id = `bundled-${crypto.randomUUID()}`;
   const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",

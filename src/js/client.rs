@@ -1,0 +1,479 @@
+//! `WowClient`: sends commands through the intent journal and the state
+//! machine; every failure is thrown as `CommandError` carrying the whole
+//! CommandResult and the outcome.
+
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+
+use super::input::{self, CommandInput, ConnectInput, Defaults};
+use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
+use crate::core::machine::{MachineConfig, Outcome, Status};
+use crate::core::protocol::{ErrorCode, ErrorInfo, StreamElement};
+use crate::web::driver::{busy, Client};
+use crate::web::locks::{try_lock, Announcer, LockAttempt, PendingLock};
+use crate::web::random::CryptoRandom;
+use crate::web::storage::{indexed_db, AnyStore};
+use crate::web::{time, to_js};
+
+#[wasm_bindgen(module = "/src/js/support.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = makeCommandError)]
+    fn make_command_error(outcome: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = makeResultStream)]
+    fn make_result_stream() -> JsValue;
+}
+
+fn failed_outcome(code: &str, message: &str, status: Status, appended: Option<bool>) -> Outcome {
+    Outcome {
+        status,
+        intent_id: String::new(),
+        request_id: String::new(),
+        intent_key: None,
+        appended,
+        result: None,
+        error: Some(ErrorInfo {
+            error_code: ErrorCode::Other(code.to_owned()),
+            error_msg: message.to_owned(),
+            binding_errors: Vec::new(),
+            succeeded: Some(false),
+        }),
+        downstream_pending: None,
+        appended_version: None,
+        appended_command_id: None,
+        reason: Some(message.to_owned()),
+        attempts: 0,
+    }
+}
+
+fn error(outcome: &Outcome) -> JsValue {
+    make_command_error(&to_js(outcome))
+}
+
+fn invalid(message: String) -> JsValue {
+    error(&failed_outcome(
+        "InvalidCommand",
+        &message,
+        Status::Rejected,
+        Some(false),
+    ))
+}
+
+fn journal_error(e: JournalError) -> JsValue {
+    let (code, status) = match &e {
+        JournalError::Storage(StoreError::Unavailable { .. }) => {
+            ("StorageUnavailable", Status::Unknown)
+        }
+        JournalError::Storage(StoreError::Conflict { .. }) => ("IntentBusy", Status::Unknown),
+        JournalError::IntentKeyReused { .. } => ("IntentKeyReused", Status::Rejected),
+        JournalError::MissingAggregateId => ("InvalidCommand", Status::Rejected),
+        JournalError::NotInConflict { .. } => ("NotInConflict", Status::Rejected),
+    };
+    let mut outcome = failed_outcome(code, &e.to_string(), status, Some(false));
+    if let JournalError::IntentKeyReused {
+        intent_key,
+        request_id,
+    } = e
+    {
+        outcome.intent_key = Some(intent_key);
+        outcome.request_id = request_id.clone();
+        outcome.intent_id = request_id;
+        outcome.appended = None;
+    }
+    error(&outcome)
+}
+
+/// A client of one Wow command gateway, over one intent journal.
+#[wasm_bindgen]
+pub struct WowClient {
+    inner: Rc<Client>,
+    defaults: Defaults,
+}
+
+#[wasm_bindgen]
+impl WowClient {
+    /// Connects: validates options, opens the storage, optionally resumes
+    /// unresolved intents in the background.
+    #[wasm_bindgen(unchecked_return_type = "WowClient")]
+    pub async fn connect(
+        #[wasm_bindgen(unchecked_param_type = "ConnectOptions")] options: JsValue,
+    ) -> Result<WowClient, JsValue> {
+        let parsed: ConnectInput = input::read("options", options.clone()).map_err(invalid)?;
+        if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
+            return Err(invalid(format!(
+                "baseUrl `{}` must be an absolute http(s) URL",
+                parsed.base_url
+            )));
+        }
+        let headers = input::function(&options, "headers").map_err(invalid)?;
+        let confirmer = input::function(&options, "confirm").map_err(invalid)?;
+        let storage =
+            js_sys::Reflect::get(&options, &"storage".into()).unwrap_or(JsValue::UNDEFINED);
+        let store =
+            AnyStore::open(&storage).map_err(|e| journal_error(JournalError::Storage(e)))?;
+        let namespace = parsed.namespace.clone().unwrap_or_else(|| "default".into());
+        let policy = match parsed.request_id.as_deref() {
+            None | Some("v7") => crate::core::journal::RequestIdPolicy::RandomV7,
+            Some("v4") => crate::core::journal::RequestIdPolicy::RandomV4,
+            Some(other) => return Err(invalid(format!("requestId `{other}`: use 'v7' or 'v4'"))),
+        };
+        let retention_ms = (parsed.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64;
+        let retry = parsed.retry.unwrap_or_default();
+        let base = MachineConfig::default();
+        let config = MachineConfig {
+            caller_timeout_ms: parsed.timeout_ms.unwrap_or(base.caller_timeout_ms),
+            max_attempts: retry.max_attempts.unwrap_or(base.max_attempts).max(1),
+            retry_base_ms: retry.base_ms.unwrap_or(base.retry_base_ms),
+            retry_max_ms: retry.max_ms.unwrap_or(base.retry_max_ms),
+            max_confirms: retry.max_confirms.unwrap_or(base.max_confirms).max(1),
+            ..base
+        };
+        let wait_stage = match &parsed.wait_stage {
+            Some(s) => input::stage(s).map_err(invalid)?,
+            None => crate::core::protocol::CommandStage::Processed,
+        };
+        if parsed.persist_storage == Some(true) {
+            let _ = indexed_db::request_persistence().await;
+        }
+        let client = WowClient {
+            inner: Rc::new(Client {
+                journal: Journal::new(store, &namespace)
+                    .with_policy(policy)
+                    .with_retention(retention_ms),
+                base_url: parsed.base_url.trim_end_matches('/').to_owned(),
+                config: config.clone(),
+                legacy_timeout: parsed.legacy_wait_timeout.unwrap_or(false),
+                headers,
+                confirmer,
+                announcer: Announcer::open(&namespace),
+            }),
+            defaults: Defaults {
+                config,
+                wait_stage,
+                wait_timeout_ms: parsed.wait_timeout_ms,
+                policy,
+            },
+        };
+        // Verify the storage answers now, not at the first send.
+        client.inner.journal.list().await.map_err(journal_error)?;
+        if parsed.resume == Some(true) {
+            let inner = client.inner.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = resume_all(&inner, true).await;
+            });
+        }
+        Ok(client)
+    }
+
+    /// Sends a command and waits for its wait stage; resolves to the final
+    /// CommandResult, throws `CommandError` for every other outcome.
+    #[wasm_bindgen(js_name = sendAndWait, unchecked_return_type = "CommandResult")]
+    pub async fn send_and_wait(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let outcome = self.run(command, false, &mut |_| {}).await?;
+        if outcome.status == Status::Succeeded {
+            Ok(success_value(&outcome))
+        } else {
+            Err(error(&outcome))
+        }
+    }
+
+    /// Sends a command and resolves to its `Outcome`; business outcomes
+    /// (rejected, conflict, unknown, escalated) do not throw.
+    #[wasm_bindgen(unchecked_return_type = "Outcome")]
+    pub async fn send(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let outcome = self.run(command, false, &mut |_| {}).await?;
+        Ok(to_js(&outcome))
+    }
+
+    /// Sends a command over the SSE stage stream. The handle is an async
+    /// iterable (and `.stream`, a ReadableStream) of every CommandResult as
+    /// its bytes arrive, failed ones included; it throws `CommandError` at
+    /// the end unless the outcome succeeded. `.outcome` resolves to the Outcome.
+    #[wasm_bindgen(js_name = sendAndWaitStream, unchecked_return_type = "ResultStream")]
+    pub fn send_and_wait_stream(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> JsValue {
+        let parts = make_result_stream();
+        let get = |k: &str| js_sys::Reflect::get(&parts, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let handle = get("handle");
+        let push: js_sys::Function = get("push").unchecked_into();
+        let finish: js_sys::Function = get("finish").unchecked_into();
+        let me = WowClient {
+            inner: self.inner.clone(),
+            defaults: self.defaults.clone(),
+        };
+        wasm_bindgen_futures::spawn_local(async move {
+            let mut on_element = |e: &StreamElement| {
+                let value = match e {
+                    StreamElement::Stage(r) => to_js(r),
+                    StreamElement::Error { code, body } => match e.command_result() {
+                        Some(r) => to_js(r),
+                        None => {
+                            let info = match body {
+                                crate::core::protocol::ResponseBody::ErrorInfo(i) => i.clone(),
+                                _ => ErrorInfo {
+                                    error_code: code.clone(),
+                                    error_msg: String::new(),
+                                    binding_errors: Vec::new(),
+                                    succeeded: Some(false),
+                                },
+                            };
+                            to_js(&info)
+                        }
+                    },
+                };
+                let _ = push.call1(&JsValue::NULL, &value);
+            };
+            match me.run(command, true, &mut on_element).await {
+                Ok(outcome) => {
+                    let failure = if outcome.status == Status::Succeeded {
+                        JsValue::UNDEFINED
+                    } else {
+                        error(&outcome)
+                    };
+                    let _ = finish.call2(&JsValue::NULL, &to_js(&outcome), &failure);
+                }
+                Err(e) => {
+                    let detail =
+                        js_sys::Reflect::get(&e, &"detail".into()).unwrap_or(JsValue::NULL);
+                    let _ = finish.call2(&JsValue::NULL, &detail, &e);
+                }
+            }
+        });
+        handle
+    }
+
+    /// Drives every persisted unresolved intent of this namespace: each under
+    /// its Web Lock, so two tabs never drive the same intent.
+    #[wasm_bindgen(unchecked_return_type = "ResumeReport")]
+    pub async fn resume(&self) -> Result<JsValue, JsValue> {
+        resume_all(&self.inner, false).await
+    }
+
+    /// The journal's records, oldest first, for UIs.
+    #[wasm_bindgen(unchecked_return_type = "IntentRecord[]")]
+    pub async fn intents(&self) -> Result<JsValue, JsValue> {
+        let listing = self.inner.journal.list().await.map_err(journal_error)?;
+        Ok(to_js(&listing.records))
+    }
+
+    /// Entries that could not be read and were moved aside.
+    #[wasm_bindgen(unchecked_return_type = "QuarantinedEntry[]")]
+    pub async fn quarantined(&self) -> Result<JsValue, JsValue> {
+        let listing = self.inner.journal.list().await.map_err(journal_error)?;
+        #[derive(serde::Serialize)]
+        struct Entry {
+            key: String,
+            reason: String,
+        }
+        let entries: Vec<Entry> = listing
+            .quarantined
+            .into_iter()
+            .map(|q| Entry {
+                reason: q.reason.to_string(),
+                key: q.key,
+            })
+            .collect();
+        Ok(to_js(&entries))
+    }
+
+    /// Asks the history about one intent (by intentId/requestId or business
+    /// key) and records the answer. Never sends the command.
+    #[wasm_bindgen(unchecked_return_type = "Outcome")]
+    pub async fn confirm(&self, intent: String) -> Result<JsValue, JsValue> {
+        let record = self
+            .inner
+            .journal
+            .find(&intent)
+            .await
+            .map_err(journal_error)?
+            .ok_or_else(|| invalid(format!("no intent `{intent}` in this namespace")))?;
+        if record.state == crate::core::journal::IntentState::Pending {
+            // Persisted, never sent: nothing can have been appended.
+            let mut outcome = Outcome::from_record(&record);
+            outcome.appended = Some(false);
+            return Ok(to_js(&outcome.because("never sent")));
+        }
+        let config = MachineConfig {
+            max_attempts: 0,
+            ..self.defaults.config.clone()
+        };
+        let wait = config.caller_timeout_ms;
+        let outcome = drive_locked(&self.inner, record, config, wait, &mut |_| {}).await;
+        Ok(to_js(&outcome))
+    }
+
+    /// Retries an intent that met a version conflict, on the caller's say-so:
+    /// the same intent and requestId, now expecting `expectedVersion`
+    /// (reload the aggregate, decide, then call this). Resolves to the Outcome.
+    #[wasm_bindgen(unchecked_return_type = "Outcome")]
+    pub async fn retry(
+        &self,
+        intent: String,
+        #[wasm_bindgen(unchecked_param_type = "{ expectedVersion?: number | null }")]
+        decision: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let expected = js_sys::Reflect::get(&decision, &"expectedVersion".into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .map(|v| v as i64);
+        let record = self
+            .inner
+            .journal
+            .redecide(time::now(), &intent, expected)
+            .await
+            .map_err(journal_error)?;
+        let config = self.defaults.config.clone();
+        let wait = config.caller_timeout_ms;
+        Ok(to_js(
+            &drive_locked(&self.inner, record, config, wait, &mut |_| {}).await,
+        ))
+    }
+
+    /// Deletes settled intents older than the retention window.
+    pub async fn prune(&self) -> Result<u32, JsValue> {
+        self.inner
+            .journal
+            .prune(time::now())
+            .await
+            .map(|n| n as u32)
+            .map_err(journal_error)
+    }
+
+    /// Deletes every intent of this namespace (sign-out).
+    pub async fn clear(&self) -> Result<u32, JsValue> {
+        self.inner
+            .journal
+            .clear()
+            .await
+            .map(|n| n as u32)
+            .map_err(journal_error)
+    }
+
+    /// The namespace this client's intents live in.
+    #[wasm_bindgen(getter)]
+    pub fn namespace(&self) -> String {
+        self.inner.journal.namespace().to_owned()
+    }
+}
+
+impl WowClient {
+    async fn run(
+        &self,
+        command: JsValue,
+        stream: bool,
+        on_element: &mut dyn FnMut(&StreamElement),
+    ) -> Result<Outcome, JsValue> {
+        let parsed: CommandInput = input::read("command", command).map_err(invalid)?;
+        let (intent, config) = input::intent(parsed, &self.defaults, stream).map_err(invalid)?;
+        let begun = self
+            .inner
+            .journal
+            .begin_for_drive(time::now(), intent, &mut CryptoRandom)
+            .await
+            .map_err(journal_error)?;
+        match begun {
+            Begun::Settled(record) => Ok(Outcome::from_record(&record)),
+            Begun::Created(record) | Begun::Unresolved(record) => {
+                let wait = config.caller_timeout_ms;
+                Ok(drive_locked(&self.inner, record, config, wait, on_element).await)
+            }
+        }
+    }
+}
+
+/// Drives one intent under its lock, waiting up to `wait_ms` for another
+/// tab or worker that drives it; once held, the record is read again, so an
+/// intent settled meanwhile is reported, not driven twice.
+async fn drive_locked(
+    client: &Client,
+    record: IntentRecord,
+    config: MachineConfig,
+    wait_ms: u64,
+    on_element: &mut dyn FnMut(&StreamElement),
+) -> Outcome {
+    let lock = PendingLock::request(client.journal.namespace(), &record.intent_id, wait_ms);
+    // A record not yet written (revision 0) is known to nobody else: its
+    // lock, asked for before the record is written, is collected after the
+    // first send (see `Client::drive`).
+    if record.revision == 0 {
+        return client.drive(record, config, on_element, Some(lock)).await;
+    }
+    let lock = lock.granted().await.unwrap_or(LockAttempt::Unsupported);
+    if matches!(lock, LockAttempt::Busy) {
+        return busy(&record);
+    }
+    let fresh = match client.journal.find(&record.intent_id).await {
+        Ok(Some(fresh)) => fresh,
+        _ => record,
+    };
+    // A settled record ends the drive at once, with its recorded outcome.
+    client.drive(fresh, config, on_element, None).await
+}
+
+async fn resume_all(client: &Client, automatic: bool) -> Result<JsValue, JsValue> {
+    let records = client.journal.unresolved().await.map_err(journal_error)?;
+    let driven = js_sys::Array::new();
+    let busy_ids = js_sys::Array::new();
+    for record in records {
+        let id = record.intent_id.clone();
+        match try_lock(client.journal.namespace(), &id).await {
+            Ok(LockAttempt::Busy) => {
+                busy_ids.push(&id.into());
+            }
+            // Without Web Locks, only an explicit resume() drives: never race.
+            Ok(LockAttempt::Unsupported) | Err(_) if automatic => {}
+            lock => {
+                let _held = lock;
+                // Re-read under the lock: another tab may have settled it meanwhile.
+                let fresh = client.journal.find(&id).await.map_err(journal_error)?;
+                let Some(fresh) = fresh.filter(|r| r.state.is_unresolved()) else {
+                    continue;
+                };
+                let outcome = client
+                    .drive(fresh, client.config.clone(), &mut |_| {}, None)
+                    .await;
+                driven.push(&to_js(&outcome));
+            }
+        }
+    }
+    let report = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&report, &"driven".into(), &driven);
+    let _ = js_sys::Reflect::set(&report, &"busy".into(), &busy_ids);
+    Ok(report.into())
+}
+
+/// What `sendAndWait` resolves to: the final CommandResult, or, when the
+/// success was established by asking the history, what it said.
+fn success_value(outcome: &Outcome) -> JsValue {
+    match &outcome.result {
+        Some(r) if r.is_succeeded() => to_js(r),
+        _ => {
+            #[derive(serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Confirmed<'a> {
+                request_id: &'a str,
+                command_id: Option<&'a str>,
+                aggregate_version: Option<i64>,
+                error_code: &'static str,
+                succeeded: bool,
+                confirmed_by_history: bool,
+            }
+            to_js(&Confirmed {
+                request_id: &outcome.request_id,
+                command_id: outcome.appended_command_id.as_deref(),
+                aggregate_version: outcome.appended_version,
+                error_code: "Ok",
+                succeeded: true,
+                confirmed_by_history: true,
+            })
+        }
+    }
+}

@@ -1,0 +1,116 @@
+/* tslint:disable */
+/* eslint-disable */
+
+/** A storage adapter for edge KV stores; values are JSON strings. */
+export interface StorageAdapter {
+    get(key: string): Promise<string | null> | string | null;
+    set(key: string, value: string): Promise<void> | void;
+    delete(key: string): Promise<void> | void;
+    list(prefix: string): Promise<string[] | [string, string][]> | string[] | [string, string][];
+    /** Atomic compare-and-swap on the stored record's revision, when the store has one. */
+    compareAndSet?(key: string, expectedRevision: number, value: string): Promise<boolean> | boolean;
+}
+
+
+
+/** What `reconcile` answers after asking the external system. */
+export type Reconciliation = "done" | "run" | { done: unknown } | { run: true };
+
+export interface ConsumerOptions {
+    /** The same choices as ConnectOptions.storage (default "indexedDB"). */
+    storage?: "indexedDB" | "localStorage" | "memory" | StorageAdapter;
+    namespace?: string;
+    /** How long a started effect's deliverer counts as alive where there are no Web Locks (default 30000). */
+    leaseMs?: number;
+    /** How long a delivery waits for a busy identity (default 2 × leaseMs). */
+    maxWaitMs?: number;
+    /** Decides an effect that was started and never recorded done. */
+    reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
+}
+
+export interface HandleOptions {
+    reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
+    maxWaitMs?: number;
+}
+
+export interface EffectRecord {
+    schemaVersion: number;
+    namespace: string;
+    identity: string;
+    state: "started" | "done";
+    attempt: number;
+    owner: string;
+    startedAt: number;
+    leaseUntil: number;
+    finishedAt?: number;
+    result?: unknown;
+    reconciled: boolean;
+    lastError?: string;
+    revision: number;
+}
+
+export interface EffectOutcome<T = unknown> {
+    /** ran: the effect ran now; skipped: it was done before; reconciled: reconciliation found it done. */
+    status: "ran" | "skipped" | "reconciled";
+    identity: string;
+    attempt: number;
+    /** The effect's return value (stored as JSON; skipped and reconciled return the stored one). */
+    result: T | undefined;
+    record: EffectRecord;
+}
+
+export type EffectErrorCode = "InvalidIdentity" | "InvalidOptions" | "StorageUnavailable" | "EffectFailed"
+| "DoneNotRecorded" | "NeedsReconciliation" | "ReconcileFailed" | "Busy" | "Superseded";
+
+/** A failed delivery of an IdempotentConsumer. */
+export class EffectError extends Error {
+    code: EffectErrorCode;
+    identity: string | null;
+    record: EffectRecord | null;
+    /** DoneNotRecorded: what the effect returned. */
+    result?: unknown;
+}
+
+
+
+/**
+ * A consumer with side effects that records each input identity durably.
+ */
+export class IdempotentConsumer {
+    private constructor();
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * The record of one identity, or null.
+     */
+    find(identity: string): Promise<EffectRecord | null>;
+    /**
+     * Forgets an identity: its next delivery runs the effect again.
+     */
+    forget(identity: string): Promise<void>;
+    /**
+     * Runs `effect(identity)` unless this identity's effect is already
+     * done. Resolves to `{ status: 'ran' | 'skipped' | 'reconciled',
+     * identity, attempt, result, record }`; throws `EffectError`.
+     */
+    handle(identity: string, effect: (identity: string) => unknown, options?: HandleOptions): Promise<EffectOutcome>;
+    /**
+     * Opens a consumer over the same storage choices as `WowClient`
+     * (`'indexedDB'`, `'localStorage'`, `'memory'` or an adapter).
+     */
+    static open(options?: ConsumerOptions): Promise<IdempotentConsumer>;
+    /**
+     * Removes done records older than `olderThanMs` (default 7 days);
+     * started ones are kept. Resolves to how many were removed.
+     */
+    prune(older_than_ms?: number | null): Promise<number>;
+    /**
+     * Every record of the namespace.
+     */
+    records(): Promise<EffectRecord[]>;
+    /**
+     * The storage namespace.
+     */
+    readonly namespace: string;
+}
+
