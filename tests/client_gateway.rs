@@ -446,7 +446,7 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     let id = unique("acct");
     setup.send_and_wait(create(&id)).await.unwrap();
     let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
-    let parsed = wow_command_client::js::input::read("command", lock(&id, 2)).unwrap();
+    let parsed = wow_command_client::js::input::CommandInput::read(&lock(&id, 2)).unwrap();
     let defaults = wow_command_client::js::input::Defaults {
         config: Default::default(),
         wait_stage: wow_command_client::core::protocol::CommandStage::Processed,

@@ -9,12 +9,12 @@ use wasm_bindgen::prelude::*;
 use super::input::{self, CommandInput, ConnectInput, Defaults};
 use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
 use crate::core::machine::{MachineConfig, Outcome, Status};
-use crate::core::protocol::{ErrorCode, ErrorInfo, StreamElement};
+use crate::core::protocol::{ErrorCode, ErrorInfo, JsonValue, ObjectWriter, StreamElement};
 use crate::web::driver::{busy, Client};
 use crate::web::locks::{try_lock, Announcer, LockAttempt, PendingLock};
 use crate::web::random::CryptoRandom;
 use crate::web::storage::{indexed_db, AnyStore};
-use crate::web::{time, to_js};
+use crate::web::{json_to_js, time, to_js};
 
 #[wasm_bindgen(module = "/src/js/support.js")]
 extern "C" {
@@ -98,7 +98,7 @@ impl WowClient {
     pub async fn connect(
         #[wasm_bindgen(unchecked_param_type = "ConnectOptions")] options: JsValue,
     ) -> Result<WowClient, JsValue> {
-        let parsed: ConnectInput = input::read("options", options.clone()).map_err(invalid)?;
+        let parsed = ConnectInput::read(&options).map_err(invalid)?;
         if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
             return Err(invalid(format!(
                 "baseUrl `{}` must be an absolute http(s) URL",
@@ -268,17 +268,14 @@ impl WowClient {
     #[wasm_bindgen(unchecked_return_type = "QuarantinedEntry[]")]
     pub async fn quarantined(&self) -> Result<JsValue, JsValue> {
         let listing = self.inner.journal.list().await.map_err(journal_error)?;
-        #[derive(serde::Serialize)]
-        struct Entry {
-            key: String,
-            reason: String,
-        }
-        let entries: Vec<Entry> = listing
+        let entries: Vec<JsonValue> = listing
             .quarantined
             .into_iter()
-            .map(|q| Entry {
-                reason: q.reason.to_string(),
-                key: q.key,
+            .map(|q| {
+                ObjectWriter::new()
+                    .put("key", &q.key)
+                    .put("reason", &q.reason.to_string())
+                    .done()
             })
             .collect();
         Ok(to_js(&entries))
@@ -371,7 +368,7 @@ impl WowClient {
         stream: bool,
         on_element: &mut dyn FnMut(&StreamElement),
     ) -> Result<Outcome, JsValue> {
-        let parsed: CommandInput = input::read("command", command).map_err(invalid)?;
+        let parsed = CommandInput::read(&command).map_err(invalid)?;
         let (intent, config) = input::intent(parsed, &self.defaults, stream).map_err(invalid)?;
         let begun = self
             .inner
@@ -456,24 +453,15 @@ fn success_value(outcome: &Outcome) -> JsValue {
     match &outcome.result {
         Some(r) if r.is_succeeded() => to_js(r),
         _ => {
-            #[derive(serde::Serialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Confirmed<'a> {
-                request_id: &'a str,
-                command_id: Option<&'a str>,
-                aggregate_version: Option<i64>,
-                error_code: &'static str,
-                succeeded: bool,
-                confirmed_by_history: bool,
-            }
-            to_js(&Confirmed {
-                request_id: &outcome.request_id,
-                command_id: outcome.appended_command_id.as_deref(),
-                aggregate_version: outcome.appended_version,
-                error_code: "Ok",
-                succeeded: true,
-                confirmed_by_history: true,
-            })
+            let confirmed = ObjectWriter::new()
+                .put("requestId", &outcome.request_id)
+                .put("commandId", &outcome.appended_command_id)
+                .put("aggregateVersion", &outcome.appended_version)
+                .put("errorCode", "Ok")
+                .put("succeeded", &true)
+                .put("confirmedByHistory", &true)
+                .done();
+            json_to_js(&confirmed)
         }
     }
 }

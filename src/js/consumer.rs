@@ -46,7 +46,7 @@ fn consumer_error(e: ConsumerError, identity: Option<&str>) -> JsValue {
         }
     };
     let record = match &e {
-        ConsumerError::Superseded { current: Some(r) } => to_js(r),
+        ConsumerError::Superseded { current: Some(r) } => to_js(r.as_ref()),
         _ => JsValue::NULL,
     };
     let identity = identity.map_or(JsValue::NULL, JsValue::from_str);

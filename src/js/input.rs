@@ -1,23 +1,18 @@
 //! Reading the caller's options and commands, with clear errors for bad input.
 
-#[cfg(feature = "client")]
-use std::collections::BTreeMap;
-
-#[cfg(feature = "client")]
-use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 
 #[cfg(feature = "client")]
 use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
 #[cfg(feature = "client")]
 use crate::core::machine::MachineConfig;
+use crate::core::protocol::JsonValue;
 #[cfg(feature = "client")]
-use crate::core::protocol::{AggregateRoute, CommandHeaders, CommandStage, JsonValue};
+use crate::core::protocol::{AggregateRoute, CommandHeaders, CommandStage};
 
 #[cfg(feature = "client")]
 /// Retry settings as given.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Default)]
 pub struct RetryInput {
     /// Attempts per drive.
     pub max_attempts: Option<u32>,
@@ -31,128 +26,264 @@ pub struct RetryInput {
 
 #[cfg(feature = "client")]
 /// `WowClient.connect` options (functions and adapters are read separately).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct ConnectInput {
     /// The gateway's base URL.
     pub base_url: String,
     /// Storage namespace (user / tenant).
-    #[serde(default)]
     pub namespace: Option<String>,
     /// Caller timeout per attempt.
-    #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Default wait stage.
-    #[serde(default)]
     pub wait_stage: Option<String>,
     /// Server-side wait timeout (`Command-Wait-Timeout`).
-    #[serde(default)]
     pub wait_timeout_ms: Option<u64>,
     /// Retry settings.
-    #[serde(default)]
     pub retry: Option<RetryInput>,
     /// Also send `Command-Wait-Timout`.
-    #[serde(default)]
     pub legacy_wait_timeout: Option<bool>,
     /// `"v7"` (default) or `"v4"`.
-    #[serde(default)]
     pub request_id: Option<String>,
     /// Settled intents are kept this many days (default 7).
-    #[serde(default)]
     pub retention_days: Option<f64>,
     /// Resume unresolved intents right after connecting (needs Web Locks).
-    #[serde(default)]
     pub resume: Option<bool>,
     /// Ask the browser to keep storage under pressure.
-    #[serde(default)]
     pub persist_storage: Option<bool>,
 }
 
 #[cfg(feature = "client")]
+impl ConnectInput {
+    /// Reads `WowClient.connect`'s options.
+    pub fn read(options: &JsValue) -> Result<ConnectInput, String> {
+        let o = Fields::of("options", options)?;
+        Ok(ConnectInput {
+            base_url: o.string("baseUrl")?.ok_or("options.baseUrl is required")?,
+            namespace: o.string("namespace")?,
+            timeout_ms: o.count("timeoutMs")?,
+            wait_stage: o.string("waitStage")?,
+            wait_timeout_ms: o.count("waitTimeoutMs")?,
+            retry: match o.object("retry")? {
+                None => None,
+                Some(r) => Some(RetryInput {
+                    max_attempts: r.count("maxAttempts")?.map(clamp_u32),
+                    base_ms: r.count("baseMs")?,
+                    max_ms: r.count("maxMs")?,
+                    max_confirms: r.count("maxConfirms")?.map(clamp_u32),
+                }),
+            },
+            legacy_wait_timeout: o.boolean("legacyWaitTimeout")?,
+            request_id: o.string("requestId")?,
+            retention_days: o.number("retentionDays")?,
+            resume: o.boolean("resume")?,
+            persist_storage: o.boolean("persistStorage")?,
+        })
+    }
+}
+
+#[cfg(feature = "client")]
+fn clamp_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(feature = "client")]
 /// The aggregate part of a command.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct AggregateInput {
     /// Context alias, for another bounded context.
-    #[serde(default)]
     pub context_alias: Option<String>,
     /// Resource name.
     pub resource: String,
     /// Aggregate id (generated client-side for creates when absent).
-    #[serde(default)]
     pub id: Option<String>,
     /// Tenant id (path), when the aggregate has no static tenant.
-    #[serde(default)]
     pub tenant_id: Option<String>,
     /// Owner id (path).
-    #[serde(default)]
     pub owner_id: Option<String>,
 }
 
 #[cfg(feature = "client")]
 /// A command as the caller gives it.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct CommandInput {
     /// Where it goes.
     pub aggregate: AggregateInput,
     /// snake_case command name (the path's action).
-    #[serde(default)]
     pub action: Option<String>,
     /// HTTP method (default POST for creates, PUT otherwise).
-    #[serde(default)]
     pub method: Option<String>,
     /// Full path, instead of aggregate + action.
-    #[serde(default)]
     pub path: Option<String>,
     /// The command body.
-    #[serde(default)]
     pub body: Option<JsonValue>,
     /// Business key: same key, same intent.
-    #[serde(default)]
     pub intent_key: Option<String>,
     /// Wait stage.
-    #[serde(default)]
     pub wait_stage: Option<String>,
     /// Wait context filter.
-    #[serde(default)]
     pub wait_context: Option<String>,
     /// Wait processor filter.
-    #[serde(default)]
     pub wait_processor: Option<String>,
     /// Wait function filter.
-    #[serde(default)]
     pub wait_function: Option<String>,
     /// Chain tail stage.
-    #[serde(default)]
     pub wait_tail_stage: Option<String>,
     /// Expected current version.
-    #[serde(default)]
     pub expected_version: Option<i64>,
     /// Caller timeout for this command.
-    #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Server-side wait timeout for this command.
-    #[serde(default)]
     pub wait_timeout_ms: Option<u64>,
-    /// Extra, non-secret headers (persisted with the intent).
-    #[serde(default)]
-    pub headers: Option<BTreeMap<String, String>>,
+    /// Extra, non-secret headers (persisted with the intent), by name.
+    pub headers: Option<Vec<(String, String)>>,
     /// Whether the command creates its aggregate.
-    #[serde(default)]
     pub create: Option<bool>,
     /// Whether the aggregate id is a path segment (default: not for creates).
-    #[serde(default)]
     pub id_in_path: Option<bool>,
 }
 
 #[cfg(feature = "client")]
-/// Reads a JS value into `T`, naming what was being read on failure.
-pub fn read<T: serde::de::DeserializeOwned>(what: &str, value: JsValue) -> Result<T, String> {
-    if value.is_undefined() || value.is_null() {
-        return Err(format!("{what} is required"));
+impl CommandInput {
+    /// Reads a command given to `send`, `sendAndWait` or `sendAndWaitStream`.
+    pub fn read(command: &JsValue) -> Result<CommandInput, String> {
+        let c = Fields::of("command", command)?;
+        let a = c
+            .object("aggregate")?
+            .ok_or("command.aggregate is required")?;
+        Ok(CommandInput {
+            aggregate: AggregateInput {
+                context_alias: a.string("contextAlias")?,
+                resource: a
+                    .string("resource")?
+                    .ok_or("command.aggregate.resource is required")?,
+                id: a.string("id")?,
+                tenant_id: a.string("tenantId")?,
+                owner_id: a.string("ownerId")?,
+            },
+            action: c.string("action")?,
+            method: c.string("method")?,
+            path: c.string("path")?,
+            body: c.json("body")?,
+            intent_key: c.string("intentKey")?,
+            wait_stage: c.string("waitStage")?,
+            wait_context: c.string("waitContext")?,
+            wait_processor: c.string("waitProcessor")?,
+            wait_function: c.string("waitFunction")?,
+            wait_tail_stage: c.string("waitTailStage")?,
+            expected_version: c
+                .count("expectedVersion")?
+                .map(|v| v.min(i64::MAX as u64) as i64),
+            timeout_ms: c.count("timeoutMs")?,
+            wait_timeout_ms: c.count("waitTimeoutMs")?,
+            headers: c.string_map("headers")?,
+            create: c.boolean("create")?,
+            id_in_path: c.boolean("idInPath")?,
+        })
     }
-    serde_wasm_bindgen::from_value(value).map_err(|e| format!("invalid {what}: {e}"))
+}
+
+/// Typed reads of a caller's object, one field at a time, with errors that
+/// name the field and what it must be (`command.timeoutMs must be a
+/// non-negative integer`). `undefined` and `null` are "not given".
+pub struct Fields {
+    what: String,
+    object: JsValue,
+}
+
+impl Fields {
+    /// The object at `what`; anything else is refused.
+    pub fn of(what: &str, object: &JsValue) -> Result<Fields, String> {
+        if object.is_undefined() || object.is_null() {
+            return Err(format!("{what} is required"));
+        }
+        if !object.is_object() || js_sys::Array::is_array(object) {
+            return Err(format!("{what} must be an object"));
+        }
+        Ok(Fields {
+            what: what.to_owned(),
+            object: object.clone(),
+        })
+    }
+
+    fn get(&self, name: &str) -> Result<Option<JsValue>, String> {
+        match js_sys::Reflect::get(&self.object, &JsValue::from_str(name)) {
+            Ok(v) if v.is_undefined() || v.is_null() => Ok(None),
+            Ok(v) => Ok(Some(v)),
+            Err(_) => Err(format!("{}.{name} could not be read", self.what)),
+        }
+    }
+
+    fn wrong(&self, name: &str, expected: &str) -> String {
+        format!("{}.{name} must be {expected}", self.what)
+    }
+
+    /// A string field.
+    pub fn string(&self, name: &str) -> Result<Option<String>, String> {
+        self.get(name)?
+            .map(|v| v.as_string().ok_or_else(|| self.wrong(name, "a string")))
+            .transpose()
+    }
+
+    /// A boolean field.
+    pub fn boolean(&self, name: &str) -> Result<Option<bool>, String> {
+        self.get(name)?
+            .map(|v| v.as_bool().ok_or_else(|| self.wrong(name, "true or false")))
+            .transpose()
+    }
+
+    /// A finite number field.
+    pub fn number(&self, name: &str) -> Result<Option<f64>, String> {
+        self.get(name)?
+            .map(|v| {
+                v.as_f64()
+                    .filter(|n| n.is_finite())
+                    .ok_or_else(|| self.wrong(name, "a finite number"))
+            })
+            .transpose()
+    }
+
+    /// A non-negative integer field (milliseconds, counts, versions).
+    pub fn count(&self, name: &str) -> Result<Option<u64>, String> {
+        self.get(name)?
+            .map(|v| {
+                v.as_f64()
+                    .filter(|n| n.is_finite() && *n >= 0.0 && n.fract() == 0.0)
+                    .map(|n| n as u64)
+                    .ok_or_else(|| self.wrong(name, "a non-negative integer"))
+            })
+            .transpose()
+    }
+
+    /// A nested object field.
+    pub fn object(&self, name: &str) -> Result<Option<Fields>, String> {
+        match self.get(name)? {
+            None => Ok(None),
+            Some(v) => Fields::of(&format!("{}.{name}", self.what), &v).map(Some),
+        }
+    }
+
+    /// A free-form JSON field (a command body).
+    pub fn json(&self, name: &str) -> Result<Option<JsonValue>, String> {
+        self.get(name)?
+            .map(|v| crate::web::json_from_js(v).map_err(|_| self.wrong(name, "a JSON value")))
+            .transpose()
+    }
+
+    /// An object of string values (extra headers).
+    pub fn string_map(&self, name: &str) -> Result<Option<Vec<(String, String)>>, String> {
+        let Some(map) = self.object(name)? else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        let object: &js_sys::Object = map.object.unchecked_ref();
+        for key in js_sys::Object::keys(object).iter() {
+            let key = key.as_string().unwrap_or_default();
+            if let Some(value) = map.string(&key)? {
+                out.push((key, value));
+            }
+        }
+        Ok(Some(out))
+    }
 }
 
 /// A function-valued option, if present.
@@ -235,7 +366,7 @@ pub fn intent(
     if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
         return Err(format!("method `{method}` is not a command method"));
     }
-    let headers: Vec<(String, String)> = input.headers.unwrap_or_default().into_iter().collect();
+    let headers = input.headers.unwrap_or_default();
     let mut check = CommandHeaders::new();
     for (name, value) in &headers {
         check.set(name, value).map_err(|e| e.to_string())?;

@@ -9,12 +9,12 @@ use super::locks::{Announcer, IntentLock, LockAttempt, PendingLock};
 use super::random::random_u64;
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
-use super::{call_and_await, to_js, JsFailure};
-use crate::core::journal::{IntentRecord, IntentState, Journal, RecordStore};
+use super::{call_and_await, json_to_js, JsFailure};
+use crate::core::journal::{IntentRecord, Journal, RecordStore};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, TransportError,
 };
-use crate::core::protocol::{ConfirmQuery, StreamElement};
+use crate::core::protocol::{ConfirmQuery, ObjectWriter, StreamElement};
 
 /// Everything a drive needs.
 #[derive(Debug)]
@@ -71,18 +71,12 @@ impl Client {
     }
 
     fn announce(&self, record: &IntentRecord) {
-        #[derive(serde::Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Announcement<'a> {
-            intent_id: &'a str,
-            state: IntentState,
-            revision: u64,
-        }
-        self.announcer.post(&to_js(&Announcement {
-            intent_id: &record.intent_id,
-            state: record.state,
-            revision: record.revision,
-        }));
+        let announcement = ObjectWriter::new()
+            .put("intentId", &record.intent_id)
+            .put("state", &record.state)
+            .put("revision", &record.revision)
+            .done();
+        self.announcer.post(&json_to_js(&announcement));
     }
 
     /// Drives one intent to an outcome; stream elements go to `on_element`
@@ -259,26 +253,15 @@ async fn custom_confirm(
     query: &ConfirmQuery,
     need_facts: bool,
 ) -> ConfirmAnswer {
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Question<'a> {
-        aggregate_id: &'a str,
-        request_id: &'a str,
-        resource: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        tenant_id: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        context_alias: Option<&'a str>,
-        need_facts: bool,
-    }
-    let q = to_js(&Question {
-        aggregate_id: &query.aggregate_id,
-        request_id: &query.request_id,
-        resource: &query.route.resource,
-        tenant_id: query.route.tenant_id.as_deref(),
-        context_alias: query.route.context_alias.as_deref(),
-        need_facts,
-    });
+    let question = ObjectWriter::new()
+        .put("aggregateId", &query.aggregate_id)
+        .put("requestId", &query.request_id)
+        .put("resource", &query.route.resource)
+        .some("tenantId", &query.route.tenant_id)
+        .some("contextAlias", &query.route.context_alias)
+        .put("needFacts", &need_facts)
+        .done();
+    let q = json_to_js(&question);
     let answer = match call_and_await(f, &JsValue::NULL, &[&q]).await {
         Ok(v) => v,
         Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),

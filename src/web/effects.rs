@@ -51,7 +51,7 @@ fn json_of(value: &JsValue) -> Option<JsonValue> {
     if value.is_undefined() {
         return None;
     }
-    serde_wasm_bindgen::from_value(value.clone()).ok()
+    super::json_from_js(value.clone()).ok()
 }
 
 /// Reads a reconciliation callback's answer: `'done'`, `'run'`,

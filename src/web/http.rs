@@ -12,6 +12,7 @@ use crate::core::machine::ConfirmAnswer;
 use crate::core::protocol::headers::names;
 use crate::core::protocol::{
     CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
+    ToJson,
 };
 
 /// Why an attempt produced no answer.
@@ -42,10 +43,8 @@ fn gloo_failure(e: gloo_net::Error) -> Failure {
 }
 
 /// JSON text of a value, by the engine's `JSON.stringify`.
-pub fn json_text(value: &impl serde::Serialize) -> Result<String, String> {
-    let js = serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| e.to_string())?;
-    js_sys::JSON::stringify(&js)
+pub fn json_text(value: &impl ToJson) -> Result<String, String> {
+    js_sys::JSON::stringify(&super::json_to_js(&value.to_json()))
         .map(String::from)
         .map_err(|e| JsFailure::from(e).to_string())
 }
@@ -53,7 +52,10 @@ pub fn json_text(value: &impl serde::Serialize) -> Result<String, String> {
 /// A response body read with `JSON.parse` and decoded without serde_json.
 fn body_from_text(text: &str) -> ResponseBody {
     match js_sys::JSON::parse(text) {
-        Ok(value) => ResponseBody::decode(serde_wasm_bindgen::Deserializer::from(value)),
+        Ok(value) => match super::json_from_js(value) {
+            Ok(json) => ResponseBody::from_json(&json),
+            Err(e) => ResponseBody::Other { reason: e.message },
+        },
         Err(e) => ResponseBody::Other {
             reason: format!("not JSON ({}): {}", JsFailure::from(e), snippet(text)),
         },
@@ -262,7 +264,7 @@ pub async fn confirm_with_gateway(
         return ConfirmAnswer::Unavailable(format!("{path} did not answer JSON"));
     };
     if need_facts {
-        let Ok(streams) = serde_wasm_bindgen::from_value::<Vec<JsonValue>>(value) else {
+        let Ok(JsonValue::Array(streams)) = super::json_from_js(value) else {
             return ConfirmAnswer::Unavailable(format!("{path} did not answer a list"));
         };
         let found = streams.into_iter().find(|s| {

@@ -16,6 +16,8 @@ pub mod time;
 
 pub use js_failure::JsFailure;
 
+use crate::core::protocol::{JsonValue, ToJson};
+
 /// Calls a caller's JS function with `this` and `args` and awaits what it
 /// returns, a value or a promise: a synchronous throw and a rejection both
 /// come back as the `Err`.
@@ -30,7 +32,25 @@ pub async fn call_and_await(
 }
 
 /// A value as a plain JS object (objects, not Maps; integers as numbers).
-pub fn to_js(value: &impl serde::Serialize) -> wasm_bindgen::JsValue {
+///
+/// Every typed value crosses as a [`JsonValue`], written by the core's
+/// hand-written codec, so serde-wasm-bindgen is instantiated for `JsonValue`
+/// alone and no serde derive is instantiated at all.
+pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
+    json_to_js(&value.to_json())
+}
+
+/// Free-form JSON as a plain JS value, through serde-wasm-bindgen.
+pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
     serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
         .unwrap_or(wasm_bindgen::JsValue::NULL)
+}
+
+/// A JS value as free-form JSON, through serde-wasm-bindgen; what JSON
+/// cannot carry (functions, symbols) is an error naming nothing of the value.
+pub fn json_from_js(value: wasm_bindgen::JsValue) -> Result<JsonValue, JsFailure> {
+    serde_wasm_bindgen::from_value(value).map_err(|_| JsFailure {
+        name: "TypeError".into(),
+        message: "not a JSON value".into(),
+    })
 }

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::journal::record::check_schema_version;
 use crate::core::journal::{RecordError, RecordKind, StoredRecord};
-use crate::core::protocol::JsonValue;
+use crate::core::protocol::json_codec::{read_name, UNKNOWN_NAME};
+use crate::core::protocol::{FromJson, JsonError, JsonValue, ObjectReader, ObjectWriter, ToJson};
 
 /// The schema version this build writes.
 pub const EFFECT_SCHEMA_VERSION: u32 = 1;
@@ -58,6 +59,67 @@ pub struct EffectRecord {
     /// Compare-and-swap revision: 0 before the first write.
     #[serde(default)]
     pub revision: u64,
+}
+
+impl ToJson for EffectState {
+    fn to_json(&self) -> JsonValue {
+        match self {
+            EffectState::Started => "started",
+            EffectState::Done => "done",
+        }
+        .to_json()
+    }
+}
+
+impl FromJson for EffectState {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        match read_name(value)? {
+            "started" => Ok(EffectState::Started),
+            "done" => Ok(EffectState::Done),
+            _ => Err(UNKNOWN_NAME),
+        }
+    }
+}
+
+impl ToJson for EffectRecord {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("schemaVersion", &self.schema_version)
+            .put("namespace", &self.namespace)
+            .put("identity", &self.identity)
+            .put("state", &self.state)
+            .put("attempt", &self.attempt)
+            .put("owner", &self.owner)
+            .put("startedAt", &self.started_at)
+            .put("leaseUntil", &self.lease_until)
+            .some("finishedAt", &self.finished_at)
+            .some("result", &self.result)
+            .put("reconciled", &self.reconciled)
+            .some("lastError", &self.last_error)
+            .put("revision", &self.revision)
+            .done()
+    }
+}
+
+impl FromJson for EffectRecord {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(EffectRecord {
+            schema_version: o.req("schemaVersion")?,
+            namespace: o.req("namespace")?,
+            identity: o.req("identity")?,
+            state: o.req("state")?,
+            attempt: o.req("attempt")?,
+            owner: o.req("owner")?,
+            started_at: o.req("startedAt")?,
+            lease_until: o.req("leaseUntil")?,
+            finished_at: o.opt("finishedAt")?,
+            result: o.opt("result")?,
+            reconciled: o.or_default("reconciled")?,
+            last_error: o.opt("lastError")?,
+            revision: o.or_default("revision")?,
+        })
+    }
 }
 
 impl StoredRecord for EffectRecord {

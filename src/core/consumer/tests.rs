@@ -360,3 +360,18 @@ mod simulation {
         }
     }
 }
+
+/// The wasm build stores effect records through the hand-written codec.
+#[test]
+fn the_effect_record_codec_matches_the_derives() {
+    use crate::core::protocol::json_codec::assert_same_as_serde;
+    let c = consumer();
+    let mut r = run(block_on(c.deliver("evt-codec", T0, "a", false)).unwrap());
+    assert_same_as_serde(&r);
+    r.state = EffectState::Done;
+    r.finished_at = Some(T0 + 1);
+    r.result = Some(JsonValue::Object(vec![("k".into(), JsonValue::Float(0.5))]));
+    r.reconciled = true;
+    r.last_error = Some("boom".into());
+    assert_same_as_serde(&r);
+}

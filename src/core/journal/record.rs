@@ -3,8 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::protocol::json_codec::{read_name, UNKNOWN_NAME};
 use crate::core::protocol::{
-    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, JsonValue, WaitPlan, WaitTail,
+    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonValue,
+    ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
 };
 
 /// The schema version this build writes.
@@ -259,6 +261,217 @@ impl IntentRecord {
             aggregate_id: self.aggregate.aggregate_id.clone(),
             request_id: self.request_id.clone(),
         }
+    }
+}
+
+impl ToJson for AggregateIdentity {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .some("contextAlias", &self.context_alias)
+            .put("resource", &self.resource)
+            .some("tenantId", &self.tenant_id)
+            .some("ownerId", &self.owner_id)
+            .put("aggregateId", &self.aggregate_id)
+            .done()
+    }
+}
+
+impl FromJson for AggregateIdentity {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(AggregateIdentity {
+            context_alias: o.opt("contextAlias")?,
+            resource: o.or_default("resource")?,
+            tenant_id: o.opt("tenantId")?,
+            owner_id: o.opt("ownerId")?,
+            aggregate_id: o.or_default("aggregateId")?,
+        })
+    }
+}
+
+impl ToJson for WaitSpec {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("stage", &self.stage)
+            .some("context", &self.context)
+            .some("processor", &self.processor)
+            .some("function", &self.function)
+            .some("tailStage", &self.tail_stage)
+            .put("timeoutMs", &self.timeout_ms)
+            .done()
+    }
+}
+
+impl FromJson for WaitSpec {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(WaitSpec {
+            stage: o.req("stage")?,
+            context: o.opt("context")?,
+            processor: o.opt("processor")?,
+            function: o.opt("function")?,
+            tail_stage: o.opt("tailStage")?,
+            timeout_ms: o.req("timeoutMs")?,
+        })
+    }
+}
+
+impl ToJson for CommandSpec {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("method", &self.method)
+            .put("path", &self.path)
+            .put("body", &self.body)
+            .some("expectedVersion", &self.expected_version)
+            .put("create", &self.create)
+            .put("wait", &self.wait)
+            .non_empty("headers", &self.headers)
+            .done()
+    }
+}
+
+impl FromJson for CommandSpec {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(CommandSpec {
+            method: o.req("method")?,
+            path: o.req("path")?,
+            body: o.get("body").cloned().ok_or(JsonError {
+                what: "a missing field",
+                field: Some("body"),
+            })?,
+            expected_version: o.opt("expectedVersion")?,
+            create: o.or_default("create")?,
+            wait: o.req("wait")?,
+            headers: o.or_default("headers")?,
+        })
+    }
+}
+
+impl IntentState {
+    /// The wire name (`"pending"`, `"sending"`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            IntentState::Pending => "pending",
+            IntentState::Sending => "sending",
+            IntentState::Unknown => "unknown",
+            IntentState::Succeeded => "succeeded",
+            IntentState::Rejected => "rejected",
+            IntentState::Conflict => "conflict",
+            IntentState::Escalated => "escalated",
+        }
+    }
+}
+
+impl ToJson for IntentState {
+    fn to_json(&self) -> JsonValue {
+        self.as_str().to_json()
+    }
+}
+
+impl FromJson for IntentState {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let name = read_name(value)?;
+        IntentState::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .ok_or(UNKNOWN_NAME)
+    }
+}
+
+impl ToJson for AttemptOutcome {
+    fn to_json(&self) -> JsonValue {
+        match self {
+            AttemptOutcome::Succeeded => "succeeded".to_json(),
+            AttemptOutcome::Failed(code) => ObjectWriter::new().put("failed", code).done(),
+            AttemptOutcome::Unknown(why) => ObjectWriter::new().put("unknown", why).done(),
+        }
+    }
+}
+
+impl FromJson for AttemptOutcome {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        if value.as_str() == Some("succeeded") {
+            return Ok(AttemptOutcome::Succeeded);
+        }
+        let o = ObjectReader::of(value)?;
+        match (o.opt::<String>("failed")?, o.opt::<String>("unknown")?) {
+            (Some(code), None) => Ok(AttemptOutcome::Failed(code)),
+            (None, Some(why)) => Ok(AttemptOutcome::Unknown(why)),
+            _ => Err(UNKNOWN_NAME),
+        }
+    }
+}
+
+impl ToJson for Attempt {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("number", &self.number)
+            .put("sentAt", &self.sent_at)
+            .some("commandId", &self.command_id)
+            .some("endedAt", &self.ended_at)
+            .some("outcome", &self.outcome)
+            .done()
+    }
+}
+
+impl FromJson for Attempt {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(Attempt {
+            number: o.req("number")?,
+            sent_at: o.req("sentAt")?,
+            command_id: o.opt("commandId")?,
+            ended_at: o.opt("endedAt")?,
+            outcome: o.opt("outcome")?,
+        })
+    }
+}
+
+impl ToJson for IntentRecord {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("schemaVersion", &self.schema_version)
+            .put("namespace", &self.namespace)
+            .put("intentId", &self.intent_id)
+            .some("intentKey", &self.intent_key)
+            .put("requestId", &self.request_id)
+            .put("aggregate", &self.aggregate)
+            .put("command", &self.command)
+            .put("fingerprint", &self.fingerprint)
+            .put("state", &self.state)
+            .put("attempts", &self.attempts)
+            .some("lastResult", &self.last_result)
+            .some("reason", &self.reason)
+            .some("appended", &self.appended)
+            .put("createdAt", &self.created_at)
+            .put("updatedAt", &self.updated_at)
+            .put("revision", &self.revision)
+            .done()
+    }
+}
+
+impl FromJson for IntentRecord {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(IntentRecord {
+            schema_version: o.req("schemaVersion")?,
+            namespace: o.req("namespace")?,
+            intent_id: o.req("intentId")?,
+            intent_key: o.opt("intentKey")?,
+            request_id: o.req("requestId")?,
+            aggregate: o.req("aggregate")?,
+            command: o.req("command")?,
+            fingerprint: o.req("fingerprint")?,
+            state: o.req("state")?,
+            attempts: o.or_default("attempts")?,
+            last_result: o.opt("lastResult")?,
+            reason: o.opt("reason")?,
+            appended: o.opt("appended")?,
+            created_at: o.req("createdAt")?,
+            updated_at: o.req("updatedAt")?,
+            revision: o.or_default("revision")?,
+        })
     }
 }
 

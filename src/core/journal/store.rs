@@ -4,13 +4,13 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::record::{IntentRecord, RecordError};
+use crate::core::protocol::{FromJson, ToJson};
 
 /// The kinds of durable records; each has its own area in every backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,7 +33,7 @@ impl RecordKind {
 
 /// A record a [`RecordStore`] can hold: keyed by namespace and id, written by
 /// compare-and-swap on its revision, schema-checked when read.
-pub trait StoredRecord: Clone + Serialize + DeserializeOwned + 'static {
+pub trait StoredRecord: Clone + Serialize + DeserializeOwned + ToJson + FromJson + 'static {
     /// Its kind.
     const KIND: RecordKind;
     /// Storage namespace.
@@ -195,10 +195,12 @@ pub trait IntentStore: RecordStore<IntentRecord> {}
 impl<S: RecordStore<IntentRecord>> IntentStore for S {}
 
 /// In-memory storage: explicit opt-in only (tests, short-lived workers),
-/// because it does not survive a reload.
+/// because it does not survive a reload. A list scanned in order: it holds
+/// what one process writes, and a map's tree code would be most of its size
+/// in the wasm module.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    records: RefCell<BTreeMap<MemoryKey, Rc<dyn Any>>>,
+    records: RefCell<Vec<(MemoryKey, Rc<dyn Any>)>>,
 }
 
 /// Kind, namespace, id.
@@ -215,6 +217,10 @@ fn memory_key<R: StoredRecord>(namespace: &str, id: &str) -> MemoryKey {
     (R::KIND, namespace.to_owned(), id.to_owned())
 }
 
+fn position(records: &[(MemoryKey, Rc<dyn Any>)], key: &MemoryKey) -> Option<usize> {
+    records.iter().position(|(k, _)| k == key)
+}
+
 fn downcast<R: StoredRecord>(stored: &Rc<dyn Any>) -> R {
     stored
         .downcast_ref::<R>()
@@ -225,25 +231,30 @@ fn downcast<R: StoredRecord>(stored: &Rc<dyn Any>) -> R {
 impl<R: StoredRecord> RecordStore<R> for MemoryStore {
     async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
         let key = memory_key::<R>(namespace, id);
-        Ok(self.records.borrow().get(&key).map(downcast))
+        let records = self.records.borrow();
+        Ok(position(&records, &key).map(|i| downcast(&records[i].1)))
     }
 
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
         let key = memory_key::<R>(record.namespace(), record.id());
         let mut records = self.records.borrow_mut();
-        let current = records.get(&key).map(|r| downcast::<R>(r).revision());
+        let at = position(&records, &key);
+        let current = at.map(|i| downcast::<R>(&records[i].1).revision());
         if current.unwrap_or(0) != record.revision() {
             return Err(StoreError::Conflict { current });
         }
         let stored = next_revision(record);
         let revision = stored.revision();
-        records.insert(key, Rc::new(stored));
+        match at {
+            Some(i) => records[i].1 = Rc::new(stored),
+            None => records.push((key, Rc::new(stored))),
+        }
         Ok(revision)
     }
 
     async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
         let key = memory_key::<R>(namespace, id);
-        self.records.borrow_mut().remove(&key);
+        self.records.borrow_mut().retain(|(k, _)| *k != key);
         Ok(())
     }
 

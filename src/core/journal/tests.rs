@@ -372,6 +372,61 @@ fn records_round_trip_and_the_schema_is_checked_on_read() {
     ));
 }
 
+/// The wasm build writes and reads records through the hand-written codec:
+/// the same JSON as the serde derives, every optional part present and absent.
+#[test]
+fn the_record_codec_matches_the_derives() {
+    use crate::core::protocol::json_codec::assert_same_as_serde;
+    use crate::core::protocol::CommandResult;
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut r = block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(3)))
+        .unwrap()
+        .record()
+        .clone();
+    assert_same_as_serde(&r);
+    r.intent_key = Some("k".into());
+    r.aggregate.context_alias = Some("ctx".into());
+    r.aggregate.tenant_id = Some("t".into());
+    r.aggregate.owner_id = Some("o".into());
+    r.command.expected_version = Some(4);
+    r.command.headers = vec![("X-Trace".into(), "1".into())];
+    r.command.wait.context = Some("c".into());
+    r.command.wait.processor = Some("p".into());
+    r.command.wait.function = Some("f".into());
+    r.command.wait.tail_stage = Some(CommandStage::Processed);
+    r.command.wait.stage = CommandStage::SagaHandled;
+    for (n, outcome) in [
+        None,
+        Some(AttemptOutcome::Succeeded),
+        Some(AttemptOutcome::Failed("IllegalArgument".into())),
+        Some(AttemptOutcome::Unknown("timeout".into())),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        r.attempts.push(Attempt {
+            number: n as u32 + 1,
+            sent_at: NOW,
+            command_id: (n % 2 == 0).then(|| "0V3o".into()),
+            ended_at: (n > 1).then_some(NOW + 5),
+            outcome,
+        });
+    }
+    r.last_result = Some(
+        serde_json::from_str::<CommandResult>(include_str!(
+            "../../../tests/fixtures/command_result_success.json"
+        ))
+        .unwrap(),
+    );
+    r.reason = Some("why".into());
+    r.appended = Some(true);
+    r.revision = u64::MAX;
+    for state in IntentState::ALL {
+        r.state = state;
+        assert_same_as_serde(&r);
+    }
+}
+
 #[test]
 fn only_a_conflict_is_re_decided_and_it_keeps_its_request_id() {
     let journal = Journal::new(MemoryStore::new(), "n");

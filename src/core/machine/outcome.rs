@@ -3,7 +3,9 @@
 use serde::Serialize;
 
 use crate::core::journal::{IntentRecord, IntentState};
-use crate::core::protocol::{CommandResult, CommandStage, ErrorCode, ErrorInfo};
+use crate::core::protocol::{
+    CommandResult, CommandStage, ErrorCode, ErrorInfo, JsonValue, ObjectWriter, ToJson,
+};
 
 /// The outcome's status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -50,6 +52,44 @@ pub struct Outcome {
     pub reason: Option<String>,
     /// How many attempts were sent.
     pub attempts: u32,
+}
+
+impl Status {
+    /// The wire name (`"succeeded"`, `"rejected"`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Status::Succeeded => "succeeded",
+            Status::Rejected => "rejected",
+            Status::Unknown => "unknown",
+            Status::Conflict => "conflict",
+            Status::Escalated => "escalated",
+        }
+    }
+}
+
+impl ToJson for Status {
+    fn to_json(&self) -> JsonValue {
+        self.as_str().to_json()
+    }
+}
+
+impl ToJson for Outcome {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("status", &self.status)
+            .put("intentId", &self.intent_id)
+            .put("requestId", &self.request_id)
+            .put("intentKey", &self.intent_key)
+            .put("appended", &self.appended)
+            .put("result", &self.result)
+            .put("error", &self.error)
+            .put("downstreamPending", &self.downstream_pending)
+            .put("appendedVersion", &self.appended_version)
+            .put("appendedCommandId", &self.appended_command_id)
+            .put("reason", &self.reason)
+            .put("attempts", &self.attempts)
+            .done()
+    }
 }
 
 impl Outcome {

@@ -813,3 +813,25 @@ mod simulation {
         }
     }
 }
+
+/// Outcomes cross to JS through the hand-written codec: the derive's JSON.
+#[test]
+fn the_outcome_codec_writes_what_the_derive_writes() {
+    use crate::core::protocol::ToJson;
+    let mut r = record(CommandStage::Processed, false);
+    r.state = IntentState::Unknown;
+    r.reason = Some("timeout".into());
+    let mut outcome = Outcome::from_record(&r);
+    for status in [
+        Status::Succeeded,
+        Status::Rejected,
+        Status::Unknown,
+        Status::Conflict,
+        Status::Escalated,
+    ] {
+        outcome.status = status;
+        outcome.downstream_pending = Some(CommandStage::Snapshot);
+        let ours = serde_json::to_value(outcome.to_json()).unwrap();
+        assert_eq!(ours, serde_json::to_value(&outcome).unwrap());
+    }
+}

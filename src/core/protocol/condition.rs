@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::json_codec::{ObjectWriter, ToJson};
 use super::json_value::JsonValue;
 use super::route::{AggregateRoute, RouteError};
 
@@ -100,6 +101,29 @@ pub struct ListQuery {
     pub limit: u32,
 }
 
+impl ToJson for Condition {
+    fn to_json(&self) -> JsonValue {
+        let mut o = ObjectWriter::new();
+        if !self.field.is_empty() {
+            o = o.put("field", &self.field);
+        }
+        o = o.put("operator", self.operator.as_str());
+        if !is_empty_value(&self.value) {
+            o = o.put("value", &self.value);
+        }
+        o.non_empty("children", &self.children).done()
+    }
+}
+
+impl ToJson for ListQuery {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("condition", &self.condition)
+            .put("limit", &self.limit)
+            .done()
+    }
+}
+
 /// "Did `aggregate_id` append a stream carrying `request_id`?" — the
 /// authoritative question of DESIGN rule 4.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,6 +189,8 @@ mod tests {
             "limit": 1
         });
         assert_eq!(body, expected);
+        let ours = serde_json::to_value(query().list_body().to_json()).unwrap();
+        assert_eq!(ours, expected, "the wasm build's hand-written body");
         assert_eq!(query().list_path().unwrap(), "/account/event/list");
         assert_eq!(query().count_path().unwrap(), "/account/event/count");
     }

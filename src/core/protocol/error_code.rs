@@ -211,6 +211,18 @@ impl<'de> Deserialize<'de> for ErrorCode {
     }
 }
 
+impl super::json_codec::ToJson for ErrorCode {
+    fn to_json(&self) -> super::JsonValue {
+        super::JsonValue::String(self.as_str().to_owned())
+    }
+}
+
+impl super::json_codec::FromJson for ErrorCode {
+    fn from_json(value: &super::JsonValue) -> Result<Self, super::JsonError> {
+        super::json_codec::read_name(value).map(ErrorCode::parse)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,8 @@ use serde::{Deserialize, Deserializer};
 
 use super::error::ProtocolError;
 use super::error_code::{ErrorClass, ErrorCode};
+use super::json_codec::FromJson;
+use super::json_value::JsonValue;
 use super::result::{CommandResult, ErrorInfo, RawBody};
 use super::stage::CommandStage;
 
@@ -29,6 +31,17 @@ impl ResponseBody {
     /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
     pub fn decode<'de, D: Deserializer<'de>>(d: D) -> ResponseBody {
         match RawBody::deserialize(d) {
+            Err(e) => ResponseBody::Other {
+                reason: e.to_string(),
+            },
+            Ok(raw) => ResponseBody::from_raw(raw),
+        }
+    }
+
+    /// Decodes a body already parsed into a [`JsonValue`] (the wasm build:
+    /// `JSON.parse`, then the hand-written codec instead of a serde derive).
+    pub fn from_json(value: &JsonValue) -> ResponseBody {
+        match RawBody::from_json(value) {
             Err(e) => ResponseBody::Other {
                 reason: e.to_string(),
             },

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ProtocolError;
 use super::error_code::ErrorCode;
+use super::json_codec::JsonError;
+use super::json_codec::{read_name, FromJson, ObjectReader, ObjectWriter, ToJson};
 use super::json_value::JsonValue;
 use super::stage::CommandStage;
 
@@ -207,6 +209,162 @@ impl RawBody {
     }
 }
 
+impl FunctionKind {
+    const WIRE: [(FunctionKind, &'static str); 6] = [
+        (FunctionKind::Command, "COMMAND"),
+        (FunctionKind::Sourcing, "SOURCING"),
+        (FunctionKind::Event, "EVENT"),
+        (FunctionKind::StateEvent, "STATE_EVENT"),
+        (FunctionKind::Error, "ERROR"),
+        (FunctionKind::Unknown, "UNKNOWN"),
+    ];
+}
+
+impl ToJson for FunctionKind {
+    fn to_json(&self) -> JsonValue {
+        let name = FunctionKind::WIRE
+            .iter()
+            .find(|(k, _)| k == self)
+            .map_or("UNKNOWN", |(_, n)| n);
+        name.to_json()
+    }
+}
+
+impl FromJson for FunctionKind {
+    /// A kind this client does not know is `Unknown` (`#[serde(other)]`).
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let name = read_name(value)?;
+        Ok(FunctionKind::WIRE
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map_or(FunctionKind::Unknown, |(k, _)| *k))
+    }
+}
+
+impl ToJson for FunctionInfo {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("functionKind", &self.function_kind)
+            .put("contextName", &self.context_name)
+            .put("processorName", &self.processor_name)
+            .put("name", &self.name)
+            .done()
+    }
+}
+
+impl FromJson for FunctionInfo {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(FunctionInfo {
+            function_kind: o.req("functionKind")?,
+            context_name: o.req("contextName")?,
+            processor_name: o.req("processorName")?,
+            name: o.req("name")?,
+        })
+    }
+}
+
+impl ToJson for BindingError {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("name", &self.name)
+            .put("msg", &self.msg)
+            .done()
+    }
+}
+
+impl FromJson for BindingError {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(BindingError {
+            name: o.req("name")?,
+            msg: o.req("msg")?,
+        })
+    }
+}
+
+impl ToJson for CommandResult {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("id", &self.id)
+            .put("waitCommandId", &self.wait_command_id)
+            .put("stage", &self.stage)
+            .put("contextName", &self.context_name)
+            .put("aggregateName", &self.aggregate_name)
+            .put("tenantId", &self.tenant_id)
+            .put("aggregateId", &self.aggregate_id)
+            .put("aggregateVersion", &self.aggregate_version)
+            .put("requestId", &self.request_id)
+            .put("commandId", &self.command_id)
+            .put("function", &self.function)
+            .put("errorCode", &self.error_code)
+            .put("errorMsg", &self.error_msg)
+            .non_empty("bindingErrors", &self.binding_errors)
+            .put("result", &self.result)
+            .put("signalTime", &self.signal_time)
+            .some("succeeded", &self.succeeded)
+            .done()
+    }
+}
+
+impl FromJson for CommandResult {
+    /// Through [`RawBody`], as the derive is (`try_from = "RawBody"`).
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        CommandResult::try_from(RawBody::from_json(value)?).map_err(|_| JsonError {
+            what: "a CommandResult without a required field",
+            field: None,
+        })
+    }
+}
+
+impl ToJson for ErrorInfo {
+    fn to_json(&self) -> JsonValue {
+        ObjectWriter::new()
+            .put("errorCode", &self.error_code)
+            .put("errorMsg", &self.error_msg)
+            .non_empty("bindingErrors", &self.binding_errors)
+            .some("succeeded", &self.succeeded)
+            .done()
+    }
+}
+
+impl FromJson for ErrorInfo {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(ErrorInfo {
+            error_code: o.req("errorCode")?,
+            error_msg: o.or_default("errorMsg")?,
+            binding_errors: o.or_default("bindingErrors")?,
+            succeeded: o.opt("succeeded")?,
+        })
+    }
+}
+
+impl FromJson for RawBody {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        let o = ObjectReader::of(value)?;
+        Ok(RawBody {
+            id: o.opt("id")?,
+            wait_command_id: o.opt("waitCommandId")?,
+            stage: o.opt("stage")?,
+            context_name: o.opt("contextName")?,
+            aggregate_name: o.opt("aggregateName")?,
+            tenant_id: o.opt("tenantId")?,
+            aggregate_id: o.opt("aggregateId")?,
+            aggregate_version: o.opt("aggregateVersion")?,
+            request_id: o.opt("requestId")?,
+            command_id: o.opt("commandId")?,
+            function: o.opt("function")?,
+            error_code: o.opt("errorCode")?,
+            error_msg: o.opt("errorMsg")?,
+            binding_errors: o.opt("bindingErrors")?,
+            result: o.opt("result")?,
+            signal_time: o.opt("signalTime")?,
+            succeeded: o.opt("succeeded")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +420,29 @@ mod tests {
         assert!(serde_json::from_str::<CommandResult>(&wrong).is_err());
         let truncated = &SUCCESS[..SUCCESS.len() / 2];
         assert!(serde_json::from_str::<CommandResult>(truncated).is_err());
+    }
+
+    #[test]
+    fn the_hand_written_codec_matches_the_derives() {
+        use crate::core::protocol::json_codec::assert_same_as_serde;
+        let mut r: CommandResult = serde_json::from_str(SUCCESS).unwrap();
+        assert_same_as_serde(&r);
+        r.binding_errors = vec![BindingError {
+            name: "a".into(),
+            msg: "b".into(),
+        }];
+        r.succeeded = None;
+        r.aggregate_version = None;
+        r.function.function_kind = FunctionKind::Unknown;
+        assert_same_as_serde(&r);
+        assert_same_as_serde(&ErrorInfo::from(&r));
+        let failure: CommandResult = serde_json::from_str(FAILURE).unwrap();
+        assert_same_as_serde(&failure);
+        let unknown_kind = JsonValue::String("NEW_KIND".into());
+        assert_eq!(
+            FunctionKind::from_json(&unknown_kind).unwrap(),
+            FunctionKind::Unknown
+        );
     }
 
     #[test]

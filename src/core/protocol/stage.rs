@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::json_codec::{read_name, FromJson, ToJson, UNKNOWN_NAME};
+use super::{JsonError, JsonValue};
+
 /// A command's processing stage, in the server's declaration order.
 ///
 /// `Ord` follows that order, so `Sent < Processed < Snapshot < …`; note that
@@ -96,6 +99,18 @@ impl CommandStage {
 impl ::core::fmt::Display for CommandStage {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl ToJson for CommandStage {
+    fn to_json(&self) -> JsonValue {
+        self.as_str().to_json()
+    }
+}
+
+impl FromJson for CommandStage {
+    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+        CommandStage::from_wire(read_name(value)?).ok_or(UNKNOWN_NAME)
     }
 }
 

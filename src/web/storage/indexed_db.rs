@@ -3,7 +3,6 @@
 //! where the record says it needs the flush (unresolved intents, effects).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use wasm_bindgen::prelude::*;
 
@@ -67,7 +66,9 @@ pub fn database_name(namespace: &str) -> String {
 /// The IndexedDB backend; connections are opened per namespace on first use.
 #[derive(Debug, Default)]
 pub struct IndexedDbStore {
-    connections: RefCell<HashMap<String, JsValue>>,
+    /// By namespace; a client opens one or two, so a list beats a hash map
+    /// (and its hasher) in the module.
+    connections: RefCell<Vec<(String, JsValue)>>,
 }
 
 impl IndexedDbStore {
@@ -77,19 +78,34 @@ impl IndexedDbStore {
     }
 
     async fn db(&self, namespace: &str) -> Result<JsValue, StoreError> {
-        if let Some(db) = self.connections.borrow().get(namespace) {
+        if let Some((_, db)) = self
+            .connections
+            .borrow()
+            .iter()
+            .find(|(n, _)| n == namespace)
+        {
             return Ok(db.clone());
         }
         let db = settle(idb_open(&database_name(namespace)), false).await?;
-        self.connections
-            .borrow_mut()
-            .insert(namespace.to_owned(), db.clone());
-        Ok(db)
+        let mut connections = self.connections.borrow_mut();
+        // Another call may have opened it meanwhile: keep the first.
+        match connections.iter().find(|(n, _)| n == namespace) {
+            Some((_, first)) => Ok(first.clone()),
+            None => {
+                connections.push((namespace.to_owned(), db.clone()));
+                Ok(db)
+            }
+        }
     }
 
     /// Deletes a namespace's whole database (sign-out).
     pub async fn delete_database(&self, namespace: &str) -> Result<(), StoreError> {
-        if let Some(db) = self.connections.borrow_mut().remove(namespace) {
+        let open = {
+            let mut connections = self.connections.borrow_mut();
+            let at = connections.iter().position(|(n, _)| n == namespace);
+            at.map(|i| connections.swap_remove(i).1)
+        };
+        if let Some(db) = open {
             let _ = js_sys::Reflect::get(&db, &"close".into())
                 .ok()
                 .and_then(|f| f.dyn_into::<js_sys::Function>().ok())

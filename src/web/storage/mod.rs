@@ -15,7 +15,8 @@ pub mod text_kv;
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::JsFailure;
+use super::{json_from_js, json_to_js, JsFailure};
+
 use crate::core::journal::{
     Listing, MemoryStore, RecordError, RecordStore, StoreError, StoredRecord, Unavailable,
 };
@@ -43,11 +44,7 @@ pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
 
 /// A record as a plain JS object (objects, not Maps; integers as numbers).
 pub fn record_to_js<R: StoredRecord>(record: &R) -> Result<JsValue, StoreError> {
-    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    serde::Serialize::serialize(record, &serializer).map_err(|e| StoreError::Unavailable {
-        kind: Unavailable::WriteFailed,
-        detail: e.to_string(),
-    })
+    Ok(json_to_js(&record.to_json()))
 }
 
 /// A record from a stored JS value, through the schema check.
@@ -61,7 +58,8 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
         .filter(|v| v.fract() == 0.0 && *v >= 0.0)
         .map(|v| v as u64);
     R::check_schema(version)?;
-    serde_wasm_bindgen::from_value(value).map_err(|e| RecordError::Corrupt(e.to_string()))
+    let json = json_from_js(value).map_err(|e| RecordError::Corrupt(e.to_string()))?;
+    R::from_json(&json).map_err(|e| RecordError::Corrupt(e.to_string()))
 }
 
 /// A record as JSON text (localStorage, adapters).
