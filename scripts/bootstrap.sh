@@ -22,6 +22,13 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown >/dev/null
 fi
 
+# The pinned nightly that builds the shipped modules, with the std sources.
+. scripts/release-toolchain.sh
+if ! rustup toolchain list | grep -q "^${RELEASE_TOOLCHAIN}-"; then
+  say "installing ${RELEASE_TOOLCHAIN} (builds the shipped .wasm)"
+  rustup toolchain install "$RELEASE_TOOLCHAIN" --profile minimal --component rust-src >/dev/null
+fi
+
 # wasm-bindgen-cli at exactly the version Cargo.lock holds (the library is pinned with `=`).
 if [ ! -f Cargo.lock ]; then cargo generate-lockfile >/dev/null; fi
 want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)

@@ -8,15 +8,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-rm -rf pkg target/pkg-consumer
-wasm-pack build --release --target web --out-dir pkg --no-pack >&2
-wasm-pack build --release --target web --out-dir target/pkg-consumer --out-name consumer --no-pack \
-  -- --no-default-features --features consumer >&2
-# Both glue modules import the same snippets (same crate, same files): one copy.
-cp target/pkg-consumer/consumer.js target/pkg-consumer/consumer.d.ts target/pkg-consumer/consumer_bg.wasm pkg/
-cp -rn target/pkg-consumer/snippets/. pkg/snippets/
-node scripts/strip-wasm.mjs pkg/wow_command_client_bg.wasm
-node scripts/strip-wasm.mjs pkg/consumer_bg.wasm
+. scripts/release-toolchain.sh
+rm -rf pkg
+# One module per API: cargo with the pinned nightly (std rebuilt with
+# immediate-abort panics), then wasm-bindgen for the web target. Both glue
+# modules import the same snippets (same crate, same files): one copy in pkg/.
+module() { # out-name, cargo feature arguments
+  local name=$1; shift
+  RUSTUP_TOOLCHAIN=$RELEASE_TOOLCHAIN RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+    cargo build --release --lib --target wasm32-unknown-unknown -Z build-std=std,panic_abort \
+      --target-dir target/release-wasm "$@" >&2
+  wasm-bindgen --target web --out-dir pkg --out-name "$name" \
+    target/release-wasm/wasm32-unknown-unknown/release/wow_command_client.wasm 2> >(grep -v target_features >&2)
+  node scripts/strip-wasm.mjs "pkg/${name}_bg.wasm"
+}
+module wow_command_client
+module consumer --no-default-features --features consumer
 support=$(cd pkg && ls snippets/*/src/js/support.js)
 # A glue module and a .d.ts per API; an entry per runtime, differing only in
 # how the .wasm is loaded. Every entry's default export is `init()`: the web

@@ -1,0 +1,7 @@
+# The toolchain that builds the shipped .wasm modules (sourced by
+# scripts/bootstrap.sh and scripts/build.sh): a pinned nightly, because only a
+# nightly rebuilds std for the module (`-Z build-std`) with
+# `-Cpanic=immediate-abort`, which drops std's panic and formatting machinery
+# (-9.9 KB gzip of the client module when it was adopted; docs/benchmarks.md).
+# Everything else (lint, native and wasm tests, the gateway) stays on stable.
+RELEASE_TOOLCHAIN=nightly-2026-10-30
