@@ -3,9 +3,9 @@
 // loopback; then the core's criterion benches. Prints figures and ratios.
 //
 //   node bench/run.mjs [--commands 1000] [--stages 200] [--concurrency 500]
-//                      [--journal 10000] [--memory 10000] [--skip-core] [--out FILE]
+//                      [--journal 10000] [--memory 10000] [--startup 20] [--skip-core] [--out FILE]
 //                      [--db-dir DIR]   (the gateway's event store under DIR, e.g. /dev/shm)
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { execFileSync, execSync } from "node:child_process";
@@ -19,6 +19,7 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
 const N = {
   commands: Number(args.commands ?? 1000), stages: Number(args.stages ?? 200), gap: Number(args.gap ?? 20),
   concurrency: Number(args.concurrency ?? 500), journal: Number(args.journal ?? 10_000), memory: Number(args.memory ?? 10_000),
+  startup: Number(args.startup ?? 20),
 };
 const results = { machine: machine(), n: N };
 // `--only overhead,stages`: run just those workloads.
@@ -41,8 +42,13 @@ const section = (title) => console.log(`\n## ${title}\n`);
 // ---- 1. size ---------------------------------------------------------------
 if (wanted("size")) {
   section("1. Size");
-  execFileSync("cargo", ["build", "-q", "--profile", "size-report", "--target", "wasm32-unknown-unknown", "--lib"], { cwd: root, stdio: "inherit" });
-  const size = sizeReport(join(root, "target/wasm32-unknown-unknown/size-report/wow_command_client.wasm"));
+  // The names come from the shipped module's build (the pinned nightly, std
+  // rebuilt), with its symbols kept: scripts/build.sh's flags, profile size-report.
+  const toolchain = /RELEASE_TOOLCHAIN=(\S+)/.exec(readFileSync(join(root, "scripts/release-toolchain.sh"), "utf8"))[1];
+  execFileSync("cargo", ["build", "-q", "--profile", "size-report", "--target", "wasm32-unknown-unknown", "--lib",
+    "-Z", "build-std=std,panic_abort", "--target-dir", "target/release-wasm"], { cwd: root, stdio: "inherit",
+    env: { ...process.env, RUSTUP_TOOLCHAIN: toolchain, RUSTFLAGS: "-Zunstable-options -Cpanic=immediate-abort" } });
+  const size = sizeReport(join(root, "target/release-wasm/wasm32-unknown-unknown/size-report/wow_command_client.wasm"));
   console.log(size.text);
   results.size = size.sizes;
   console.log("\nSize floor: the smallest useful client on the base crates (bench/floor/), before any SDK logic");
@@ -95,6 +101,28 @@ try {
     ["fetch → headers", (r) => ms(r.inFlight)], ["headers → caller", (r) => ms(r.after)]]));
   results.overhead = rows;
   results.overheadPhases = phaseRows;
+  }
+
+  // ---- start-up -----------------------------------------------------------
+  if (wanted("startup")) {
+  section(`Start-up: first import to a connected client, ${N.startup} cold page loads each`);
+  const loads = { sdk: [], peer: [] };
+  for (let i = 0; i < N.startup; i++) {
+    for (const variant of ["sdk", "peer"]) { // interleaved, each in a fresh context: no cache, no storage
+      const context = await browser.newContext();
+      const tab = await context.newPage();
+      await tab.goto(`${gateway.base}/startup.html?variant=${variant}`);
+      loads[variant].push(await tab.waitForFunction(() => window.startup, null, { timeout: 30_000 }).then((h) => h.jsonValue()));
+      await context.close();
+    }
+  }
+  const srows = [["SDK: import + init() + connect() (IndexedDB)", loads.sdk], ["JS peer: import idb-keyval + uuid, open its store", loads.peer]]
+    .map(([name, l]) => ({ name, p50: pct(l.map((x) => x.total), 50), p95: pct(l.map((x) => x.total), 95),
+      import: pct(l.map((x) => x.import), 50), init: pct(l.map((x) => x.init), 50), connect: pct(l.map((x) => x.connect), 50) }));
+  console.log(table(srows, [["variant", (r) => r.name], ["p50", (r) => ms(r.p50)], ["p95", (r) => ms(r.p95)],
+    ["p50 / peer", (r) => `${(r.p50 / srows[1].p50).toFixed(2)}×`],
+    ["import (p50)", (r) => ms(r.import)], ["init (p50)", (r) => ms(r.init)], ["connect / open (p50)", (r) => ms(r.connect)]]));
+  results.startup = srows;
   }
 
   // ---- 3. stage latency ---------------------------------------------------
