@@ -176,6 +176,52 @@ async fn drop_response_after_append_is_confirmed_and_never_resent() {
     }
 }
 
+/// A proxy that hands back another request's success proves nothing: the
+/// attempt is confirmed against history; once, it is retried and succeeds;
+/// always, the intent stays unknown and never claims an append.
+#[wasm_bindgen_test]
+async fn an_answer_for_another_request_is_never_taken_as_this_intents() {
+    for stream in [false, true] {
+        for times in [1, 100] {
+            let c = client(json!({"retry": {"baseMs": 1, "maxMs": 5}})).await;
+            let id = unique("misroute");
+            fault(
+                json!({"match": {"aggregateId": id}, "fault": "misroute_answer", "times": times}),
+            )
+            .await;
+            let o = if stream {
+                let h = c.send_and_wait_stream(create(&id));
+                let all = rust(&JsFuture::from(collect(&h)).await.unwrap());
+                for e in all["elements"].as_array().unwrap() {
+                    assert_eq!(
+                        e["aggregateId"],
+                        id.as_str(),
+                        "only this intent's elements are shown: {e}"
+                    );
+                }
+                all["outcome"].clone()
+            } else {
+                outcome(&c, create(&id)).await
+            };
+            let request_id = o["requestId"].as_str().unwrap();
+            let reason = o["reason"].as_str().unwrap_or_default();
+            assert!(reason.contains("not for this intent"), "{o}");
+            if times == 1 {
+                assert_eq!(o["status"], "succeeded", "{o}");
+                assert_eq!(o["attempts"], 2, "the same requestId sent again: {o}");
+                assert_eq!(stored("account", &id, request_id).await, 1);
+            } else {
+                assert_eq!(o["status"], "unknown", "{o}");
+                assert_eq!(
+                    o["appended"], false,
+                    "history says nothing was appended: {o}"
+                );
+                assert_eq!(stored("account", &id, request_id).await, 0);
+            }
+        }
+    }
+}
+
 #[wasm_bindgen_test]
 async fn lost_requests_and_proxy_errors_are_retried_with_the_same_request_id() {
     for kind in ["drop_request", "unavailable"] {

@@ -23,6 +23,12 @@
 //! The machine never reads a clock and never does I/O; `now` is always a
 //! parameter and every effect is an [`Action`]. Inputs for an attempt that
 //! is no longer current (a late answer after a timeout) are ignored.
+//!
+//! An answer that is not about this intent (another request's CommandResult
+//! handed back by a proxy, a cache or a confused gateway: its requestId, or
+//! the main command's aggregateId, differs) is no evidence either way: the
+//! attempt's outcome is unknown and goes to confirmation, and the final
+//! outcome's reason says what did not match.
 
 use std::collections::VecDeque;
 
@@ -225,6 +231,8 @@ struct Flight {
     target_reached: Option<CommandResult>,
     tail_reached: bool,
     failed: Option<StreamElement>,
+    /// An element that was not about this intent, and why.
+    misrouted: Option<String>,
 }
 
 /// The state machine of one intent.
@@ -241,6 +249,9 @@ pub struct IntentMachine {
     sent_this_drive: u32,
     cancel_requested: bool,
     outcome: Option<Outcome>,
+    /// The last answer that was not about this intent, and why: said in the
+    /// final outcome's reason.
+    misrouted: Option<String>,
 }
 
 impl IntentMachine {
@@ -256,6 +267,7 @@ impl IntentMachine {
             sent_this_drive: 0,
             cancel_requested: false,
             outcome: None,
+            misrouted: None,
         }
     }
 
@@ -393,6 +405,11 @@ impl IntentMachine {
             return;
         }
         if let ResponseBody::CommandResult(r) = &response.body {
+            if let Some(why) = self.misrouted(r, true) {
+                self.misrouted = Some(why.clone());
+                let failed = Failed::message(ErrorCode::Other("MisroutedAnswer".into()), &why);
+                return self.apply(now, Verdict::Confirm(Why::Unknown, failed));
+            }
             self.note_command_id(r);
             self.record.last_result = Some(r.clone());
         }
@@ -407,6 +424,23 @@ impl IntentMachine {
         }
         let target = self.record.command.wait.stage;
         let tail = self.record.command.wait.tail_stage;
+        let Phase::InFlight(flight) = &self.phase else {
+            return;
+        };
+        if let Some(r) = element.command_result() {
+            let main = flight
+                .main_command_id
+                .as_deref()
+                .is_none_or(|id| id == r.command_id);
+            if let Some(why) = self.misrouted(r, main) {
+                // Neither shown to the caller nor counted: it is someone else's.
+                self.misrouted = Some(why.clone());
+                if let Phase::InFlight(flight) = &mut self.phase {
+                    flight.misrouted = Some(why);
+                }
+                return;
+            }
+        }
         let Phase::InFlight(flight) = &mut self.phase else {
             return;
         };
@@ -590,6 +624,26 @@ impl IntentMachine {
         matches!(&self.phase, Phase::InFlight(f) if f.attempt == attempt)
     }
 
+    /// Why `r` is not about this intent, if it is not. Every element of the
+    /// intent's stream carries its requestId, saga-chain signals included
+    /// (PROTOCOL §2.1); the main command's elements also its aggregateId.
+    fn misrouted(&self, r: &CommandResult, main: bool) -> Option<String> {
+        if r.request_id != self.record.request_id {
+            return Some(format!(
+                "an answer was not for this intent: requestId `{}` instead of `{}`",
+                r.request_id, self.record.request_id
+            ));
+        }
+        let ours = &self.record.aggregate.aggregate_id;
+        if main && !ours.is_empty() && !r.aggregate_id.is_empty() && r.aggregate_id != *ours {
+            return Some(format!(
+                "an answer was not for this intent: aggregateId `{}` instead of `{ours}`",
+                r.aggregate_id
+            ));
+        }
+        None
+    }
+
     fn note_command_id(&mut self, r: &CommandResult) {
         if let Some(a) = self.record.attempts.last_mut() {
             if a.command_id.is_none() {
@@ -623,6 +677,7 @@ impl IntentMachine {
             target_reached: None,
             tail_reached: false,
             failed: None,
+            misrouted: None,
         }));
         self.actions.push_back(if self.config.stream {
             Action::OpenStream { attempt }
@@ -658,6 +713,13 @@ impl IntentMachine {
             Status::Escalated => IntentState::Escalated,
             Status::Unknown => IntentState::Unknown,
         };
+        let mut outcome = outcome;
+        if let Some(why) = &self.misrouted {
+            outcome.reason = Some(match outcome.reason.take() {
+                Some(reason) => format!("{reason}; {why}"),
+                None => why.clone(),
+            });
+        }
         let reason = outcome.reason.clone();
         self.persist_then(now, state, reason, Then::Finish(Box::new(outcome)));
     }
@@ -802,6 +864,10 @@ impl IntentMachine {
                     }
                 }
             };
+        }
+        if let (None, Some(why)) = (&flight.target_reached, &flight.misrouted) {
+            let failed = Failed::message(ErrorCode::Other("MisroutedAnswer".into()), why);
+            return Verdict::Confirm(Why::Unknown, failed);
         }
         let tail_needed = self.record.command.wait.tail_stage.is_some();
         if let Some(r) = &flight.target_reached {

@@ -649,6 +649,8 @@ mod simulation {
         FailProcessedAfterAppend,
         CutStreamAfterSent,
         CutStreamAfterProcessed,
+        /// A proxy or cache hands back another request's success; nothing is appended.
+        Misroute,
     }
 
     fn fault() -> impl Strategy<Value = Fault> {
@@ -662,6 +664,7 @@ mod simulation {
             Just(Fault::FailProcessedAfterAppend),
             Just(Fault::CutStreamAfterSent),
             Just(Fault::CutStreamAfterProcessed),
+            Just(Fault::Misroute),
         ]
     }
 
@@ -720,6 +723,21 @@ mod simulation {
                                 Fault::Unavailable => m.handle_response(now, attempt, json(503, ResponseBody::Other { reason: "503".into() }), None),
                                 Fault::Delay => {
                                     append(&mut model);
+                                }
+                                Fault::Misroute => {
+                                    let mut theirs = ok(CommandStage::Processed);
+                                    theirs.request_id = "someone-elses-request".into();
+                                    theirs.aggregate_id = "someone-elses-aggregate".into();
+                                    theirs.command_id = "their-cmd".into();
+                                    if stream {
+                                        let mut sent = theirs.clone();
+                                        sent.stage = CommandStage::Sent;
+                                        m.handle_stream_element(attempt, StreamElement::Stage(sent));
+                                        m.handle_stream_element(attempt, StreamElement::Stage(theirs));
+                                        m.handle_stream_end(now, attempt, false);
+                                    } else {
+                                        m.handle_response(now, attempt, json(200, ResponseBody::CommandResult(theirs)), None);
+                                    }
                                 }
                                 Fault::Reject => {
                                     let refused = result(&r, CommandStage::Sent, "CommandValidation", None);
@@ -812,6 +830,115 @@ mod simulation {
             prop_assert_eq!(last.state == IntentState::Succeeded, o.status == Status::Succeeded);
         }
     }
+}
+
+/// Another request's success, handed back by a proxy, proves nothing: the
+/// attempt is confirmed, history says not appended, the same requestId is
+/// sent again, and the outcome says which answer did not match.
+#[test]
+fn an_answer_for_another_request_is_confirmed_not_believed() {
+    for stream in [false, true] {
+        let config = MachineConfig {
+            stream,
+            ..MachineConfig::default()
+        };
+        let (mut m, r) = started(CommandStage::Processed, false, config);
+        let mut theirs = result(&r, CommandStage::Processed, "Ok", Some(9));
+        theirs.request_id = "another-request".into();
+        let a = drain(&mut m, T0);
+        let attempt = match a[..] {
+            [Action::Send { attempt }] | [Action::OpenStream { attempt }] => attempt,
+            _ => panic!("{a:?}"),
+        };
+        if stream {
+            m.handle_stream_element(attempt, StreamElement::Stage(theirs.clone()));
+            m.handle_stream_end(T0 + 5, attempt, false);
+        } else {
+            m.handle_response(
+                T0 + 5,
+                attempt,
+                json(200, ResponseBody::CommandResult(theirs.clone())),
+                None,
+            );
+        }
+        let a = drain(&mut m, T0 + 5);
+        assert!(
+            !a.iter().any(|x| matches!(x, Action::Emit(_))),
+            "not shown as this intent's: {a:?}"
+        );
+        assert!(matches!(a[..], [Action::Confirm { .. }]), "{a:?}");
+        assert_eq!(
+            m.record().last_result,
+            None,
+            "not recorded as this intent's answer"
+        );
+        m.handle_confirm(T0 + 6, ConfirmAnswer::NotAppended);
+        assert!(drain(&mut m, T0 + 6).is_empty());
+        let at = m.poll_timeout().unwrap();
+        m.handle_timeout(at);
+        let a = drain(&mut m, at);
+        let attempt = match a[..] {
+            [Action::Send { attempt }] | [Action::OpenStream { attempt }] => attempt,
+            _ => panic!("{a:?}"),
+        };
+        assert_eq!(attempt, 2, "the same intent, sent again");
+        let ours = result(&r, CommandStage::Processed, "Ok", Some(2));
+        if stream {
+            m.handle_stream_element(attempt, StreamElement::Stage(ours));
+            m.handle_stream_end(at + 5, attempt, false);
+        } else {
+            m.handle_response(
+                at + 5,
+                attempt,
+                json(200, ResponseBody::CommandResult(ours)),
+                None,
+            );
+        }
+        let a = drain(&mut m, at + 5);
+        let o = done(&a);
+        assert_eq!(o.status, Status::Succeeded);
+        assert_eq!(o.request_id, r.request_id);
+        let reason = o.reason.as_deref().unwrap_or_default();
+        assert!(reason.contains("requestId `another-request`"), "{reason}");
+    }
+}
+
+/// The main command's answer about another aggregate is not this intent's either.
+#[test]
+fn an_answer_about_another_aggregate_is_confirmed() {
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    let mut theirs = result(&r, CommandStage::Processed, "Ok", Some(2));
+    theirs.aggregate_id = "not-mine".into();
+    drain(&mut m, T0);
+    m.handle_response(
+        T0 + 1,
+        1,
+        json(200, ResponseBody::CommandResult(theirs)),
+        None,
+    );
+    assert!(matches!(
+        drain(&mut m, T0 + 1)[..],
+        [Action::Confirm { .. }]
+    ));
+    m.handle_confirm(
+        T0 + 2,
+        ConfirmAnswer::Appended {
+            version: Some(2),
+            command_id: None,
+        },
+    );
+    let a = drain(&mut m, T0 + 2);
+    let o = done(&a);
+    assert_eq!(
+        o.status,
+        Status::Succeeded,
+        "history, not the answer, says so"
+    );
+    assert!(o
+        .reason
+        .as_deref()
+        .unwrap_or_default()
+        .contains("aggregateId `not-mine`"));
 }
 
 /// Outcomes cross to JS through the hand-written codec: the derive's JSON.

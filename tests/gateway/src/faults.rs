@@ -33,6 +33,9 @@ pub enum FaultKind {
     PrecheckFalsePositive,
     /// Event queries fail: confirmation is impossible.
     QueryUnavailable,
+    /// Answers with another request's success (its requestId and
+    /// aggregateId); nothing is processed or stored.
+    MisrouteAnswer,
     /// Not a failure: each SSE event after the first is held `delayMs`
     /// (default 50) after the previous one, so stream latency can be measured
     /// against known gaps.

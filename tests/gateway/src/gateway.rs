@@ -856,6 +856,7 @@ impl App {
                 FaultKind::DownstreamFail,
                 FaultKind::DuplicateDelivery,
                 FaultKind::PrecheckFalsePositive,
+                FaultKind::MisrouteAnswer,
             ],
         );
         match fault.as_ref().map(|f| f.kind) {
@@ -881,6 +882,12 @@ impl App {
             wait_request_id: request_id,
             fault,
         };
+        if active
+            .as_ref()
+            .is_some_and(|f| f.kind == FaultKind::MisrouteAnswer)
+        {
+            return Ok(self.misrouted_answer(&msg, sse));
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         self.waiters.lock().unwrap().insert(command_id.clone(), tx);
         let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
@@ -992,6 +999,37 @@ impl App {
         r.error_msg = msg.to_owned();
         r.succeeded = Some(false);
         r
+    }
+
+    /// What a confused proxy or cache hands back: another request's success
+    /// (its own requestId and aggregateId), for a command that is never
+    /// processed.
+    fn misrouted_answer(&self, msg: &Message, sse: bool) -> Response<Body> {
+        let other = format!("misrouted-{}", self.next_id());
+        let mut theirs = msg.clone();
+        theirs.request_id = other.clone();
+        theirs.aggregate_id = other;
+        let processed_fn = FunctionInfo::new(
+            FunctionKind::Command,
+            msg.agg.context,
+            msg.agg.processor,
+            "onCommand",
+        );
+        let processed = self.result(
+            &theirs,
+            self.next_id(),
+            CommandStage::Processed,
+            processed_fn,
+            Some(1),
+        );
+        if !sse {
+            return http::json(200, "Ok", &processed);
+        }
+        let sent = self.sent_signal(&theirs);
+        let frames = [&sent, &processed]
+            .map(|r| http::sse_frame(&r.id, r.stage.as_str(), r))
+            .concat();
+        http::sse_response(http::full(frames))
     }
 
     fn sent_signal(&self, msg: &Message) -> CommandResult {
