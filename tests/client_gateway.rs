@@ -27,6 +27,12 @@ extern "C" {
     fn error_of(e: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = sleep)]
     fn sleep_promise(ms: u32) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = headersHangingOnce)]
+    fn headers_hanging_once() -> JsValue;
+    #[wasm_bindgen(js_name = confirmNeverSettles)]
+    fn confirm_never_settles() -> JsValue;
+    #[wasm_bindgen(js_name = hangingAdapter)]
+    fn hanging_adapter() -> JsValue;
 }
 
 async fn sleep(ms: u32) {
@@ -220,6 +226,99 @@ async fn an_answer_for_another_request_is_never_taken_as_this_intents() {
             }
         }
     }
+}
+
+/// `headers` that never settles ends the call within `callbackTimeoutMs`:
+/// nothing was sent, the error says why, the journal records it, and the
+/// same client's next command succeeds.
+#[wasm_bindgen_test]
+async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing() {
+    let options = js(
+        json!({"baseUrl": base(), "storage": "memory", "namespace": unique("hang"),
+        "timeoutMs": 5000, "callbackTimeoutMs": 200}),
+    );
+    js_sys::Reflect::set(&options, &"headers".into(), &headers_hanging_once()).unwrap();
+    let c = WowClient::connect(options).await.unwrap();
+    let id = unique("hung");
+    let began = js_sys::Date::now();
+    let o = &rust(&c.send(create(&id)).await.unwrap());
+    let took = js_sys::Date::now() - began;
+    assert!(took < 2000.0, "settled within the bound: {took} ms");
+    assert_eq!(o["status"], "rejected", "{o}");
+    assert_eq!(o["appended"], false);
+    let msg = o["error"]["errorMsg"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("headers() did not settle within 200 ms"),
+        "{o}"
+    );
+    assert_eq!(
+        stored("account", &id, o["requestId"].as_str().unwrap()).await,
+        0
+    );
+    let journal = rust(&c.intents().await.unwrap());
+    let record = journal
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["requestId"] == o["requestId"])
+        .unwrap();
+    assert_eq!(record["state"], "rejected", "{record}");
+    let next = unique("after");
+    let ok = outcome(&c, create(&next)).await;
+    assert_eq!(ok["status"], "succeeded", "{ok}");
+}
+
+/// A confirmer that never settles is history that cannot be asked: bounded
+/// queries, then escalated, never a blind resend.
+#[wasm_bindgen_test]
+async fn a_confirmer_that_never_settles_escalates() {
+    let options = js(
+        json!({"baseUrl": base(), "storage": "memory", "namespace": unique("hang"),
+        "timeoutMs": 5000, "callbackTimeoutMs": 100, "retry": {"maxConfirms": 2}}),
+    );
+    js_sys::Reflect::set(&options, &"confirm".into(), &confirm_never_settles()).unwrap();
+    let c = WowClient::connect(options).await.unwrap();
+    let id = unique("noconfirm");
+    fault(json!({"match": {"aggregateId": id}, "fault": "drop_response_after_append", "times": 1}))
+        .await;
+    let o = outcome(&c, create(&id)).await;
+    assert_eq!(o["status"], "escalated", "{o}");
+    assert_eq!(
+        o["attempts"], 1,
+        "never resent without an answer from history"
+    );
+    assert!(
+        o["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("confirm() did not settle"),
+        "{o}"
+    );
+}
+
+/// A storage adapter whose operations never settle is unavailable storage:
+/// `connect` rejects within the bound with `StorageUnavailable`.
+#[wasm_bindgen_test]
+async fn a_storage_adapter_that_never_settles_is_unavailable_storage() {
+    let options =
+        js(json!({"baseUrl": base(), "namespace": unique("hang"), "callbackTimeoutMs": 150}));
+    js_sys::Reflect::set(&options, &"storage".into(), &hanging_adapter()).unwrap();
+    let began = js_sys::Date::now();
+    let refused = WowClient::connect(options)
+        .await
+        .err()
+        .expect("connect refuses");
+    let took = js_sys::Date::now() - began;
+    assert!(took < 2000.0, "settled within the bound: {took} ms");
+    let e = rust(&error_of(&refused));
+    assert_eq!(e["code"], "StorageUnavailable", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("list() did not settle"),
+        "{e}"
+    );
 }
 
 #[wasm_bindgen_test]

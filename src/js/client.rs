@@ -83,6 +83,9 @@ fn journal_error(e: JournalError) -> JsValue {
     error(&outcome)
 }
 
+/// The longest delay `setTimeout` keeps (2^31 − 1 ms); a longer one fires at once.
+const MAX_TIMER_MS: u32 = 2_147_483_647;
+
 /// A client of one Wow command gateway, over one intent journal.
 #[wasm_bindgen]
 pub struct WowClient {
@@ -109,8 +112,13 @@ impl WowClient {
         let confirmer = input::function(&options, "confirm").map_err(invalid)?;
         let storage =
             js_sys::Reflect::get(&options, &"storage".into()).unwrap_or(JsValue::UNDEFINED);
-        let store =
-            AnyStore::open(&storage).map_err(|e| journal_error(JournalError::Storage(e)))?;
+        let callback_timeout_ms = parsed
+            .callback_timeout_ms
+            .map_or(crate::web::DEFAULT_CALLBACK_TIMEOUT_MS, |ms| {
+                u32::try_from(ms).unwrap_or(u32::MAX).min(MAX_TIMER_MS)
+            });
+        let store = AnyStore::open_within(&storage, callback_timeout_ms)
+            .map_err(|e| journal_error(JournalError::Storage(e)))?;
         let namespace = parsed.namespace.clone().unwrap_or_else(|| "default".into());
         let policy = match parsed.request_id.as_deref() {
             None | Some("v7") => crate::core::journal::RequestIdPolicy::RandomV7,
@@ -146,6 +154,7 @@ impl WowClient {
                 headers,
                 confirmer,
                 announcer: Announcer::open(&namespace),
+                callback_timeout_ms,
             }),
             defaults: Defaults {
                 config,

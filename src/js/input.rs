@@ -50,6 +50,8 @@ pub struct ConnectInput {
     pub resume: Option<bool>,
     /// Ask the browser to keep storage under pressure.
     pub persist_storage: Option<bool>,
+    /// How long `headers`, `confirm` and a storage adapter's operations may take.
+    pub callback_timeout_ms: Option<u64>,
 }
 
 #[cfg(feature = "client")]
@@ -77,6 +79,7 @@ impl ConnectInput {
             retention_days: o.number("retentionDays")?,
             resume: o.boolean("resume")?,
             persist_storage: o.boolean("persistStorage")?,
+            callback_timeout_ms: o.count("callbackTimeoutMs")?,
         })
     }
 }

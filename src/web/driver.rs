@@ -33,6 +33,8 @@ pub struct Client {
     pub confirmer: Option<js_sys::Function>,
     /// State announcements to other tabs.
     pub announcer: Announcer,
+    /// How long `headers` and `confirm` may take (0: unbounded).
+    pub callback_timeout_ms: u32,
 }
 
 impl Client {
@@ -41,9 +43,15 @@ impl Client {
         let Some(f) = &self.headers else {
             return Ok(Vec::new());
         };
-        let value = call_and_await(f, &JsValue::NULL, &[])
-            .await
-            .map_err(|e| JsFailure::from(e).to_string())?;
+        let value = call_and_await(
+            f,
+            &JsValue::NULL,
+            &[],
+            self.callback_timeout_ms,
+            "headers()",
+        )
+        .await
+        .map_err(|e| JsFailure::from(e).to_string())?;
         if value.is_undefined() || value.is_null() {
             return Ok(Vec::new());
         }
@@ -62,7 +70,7 @@ impl Client {
     /// Asks the history, through the caller's confirmer or the gateway.
     pub async fn confirm(&self, query: &ConfirmQuery, need_facts: bool) -> ConfirmAnswer {
         match &self.confirmer {
-            Some(f) => custom_confirm(f, query, need_facts).await,
+            Some(f) => custom_confirm(f, query, need_facts, self.callback_timeout_ms).await,
             None => {
                 let extra = self.extra_headers().await.unwrap_or_default();
                 http::confirm_with_gateway(&self.base_url, query, need_facts, &extra).await
@@ -252,6 +260,7 @@ async fn custom_confirm(
     f: &js_sys::Function,
     query: &ConfirmQuery,
     need_facts: bool,
+    within_ms: u32,
 ) -> ConfirmAnswer {
     let question = ObjectWriter::new()
         .put("aggregateId", &query.aggregate_id)
@@ -262,7 +271,7 @@ async fn custom_confirm(
         .put("needFacts", &need_facts)
         .done();
     let q = json_to_js(&question);
-    let answer = match call_and_await(f, &JsValue::NULL, &[&q]).await {
+    let answer = match call_and_await(f, &JsValue::NULL, &[&q], within_ms, "confirm()").await {
         Ok(v) => v,
         Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),
     };

@@ -132,7 +132,9 @@ impl DeliveryRun<'_> {
 
     async fn run(&self, started: EffectRecord) -> Result<Handled, HandleFailure> {
         let identity = JsValue::from_str(self.identity);
-        match call_and_await(self.effect, &JsValue::NULL, &[&identity]).await {
+        // The effect is the caller's work and may take long: unbounded here;
+        // its lease bounds how long others wait for it.
+        match call_and_await(self.effect, &JsValue::NULL, &[&identity], 0, "the effect").await {
             Ok(value) => {
                 let now = time::now() as u64;
                 match self.consumer.complete(&started, now, json_of(&value)).await {
@@ -159,7 +161,15 @@ impl DeliveryRun<'_> {
         };
         let identity = JsValue::from_str(self.identity);
         let found_js = super::to_js(&found);
-        let answer = match call_and_await(callback, &JsValue::NULL, &[&identity, &found_js]).await {
+        let answer = match call_and_await(
+            callback,
+            &JsValue::NULL,
+            &[&identity, &found_js],
+            super::DEFAULT_CALLBACK_TIMEOUT_MS,
+            "reconcile()",
+        )
+        .await
+        {
             Ok(answer) => answer,
             Err(thrown) => return Err(HandleFailure::ReconcileFailed(found, thrown)),
         };

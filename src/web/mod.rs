@@ -18,18 +18,38 @@ pub use js_failure::JsFailure;
 
 use crate::core::protocol::{JsonValue, ToJson};
 
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = callWithin)]
+    fn call_within(
+        f: &js_sys::Function,
+        this: &wasm_bindgen::JsValue,
+        args: &js_sys::Array,
+        ms: u32,
+        what: &str,
+    ) -> js_sys::Promise;
+}
+
 /// Calls a caller's JS function with `this` and `args` and awaits what it
-/// returns, a value or a promise: a synchronous throw and a rejection both
-/// come back as the `Err`.
+/// returns, a value or a promise: a synchronous throw, a rejection, and no
+/// answer within `within_ms` (0: no bound) all come back as the `Err`, the
+/// last as a `TimeoutError` naming `what`. A caller's callback that never
+/// settles must not hold a call forever (DESIGN rule 9).
 pub async fn call_and_await(
     f: &js_sys::Function,
     this: &wasm_bindgen::JsValue,
     args: &[&wasm_bindgen::JsValue],
+    within_ms: u32,
+    what: &str,
 ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
     let array: js_sys::Array = args.iter().copied().collect();
-    let returned = f.apply(this, &array)?;
-    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned)).await
+    wasm_bindgen_futures::JsFuture::from(call_within(f, this, &array, within_ms, what)).await
 }
+
+/// How long a caller's callback (headers, confirm, a storage adapter's
+/// operation, reconcile) may take by default before the call it serves
+/// treats it as failed.
+pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
 
 /// A value as a plain JS object (objects, not Maps; integers as numbers).
 ///

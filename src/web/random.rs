@@ -5,9 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::journal::RandomSource;
 
-#[wasm_bindgen(
-    inline_js = "export function randomBytes(n) { const b = new Uint8Array(n); globalThis.crypto.getRandomValues(b); return b; }"
-)]
+#[wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
     #[wasm_bindgen(js_name = randomBytes, catch)]
     fn random_bytes(n: u32) -> Result<js_sys::Uint8Array, JsValue>;

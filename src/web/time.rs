@@ -4,11 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(
-    inline_js = "export function sleepMs(ms) { return new Promise((r) => setTimeout(r, Math.max(0, ms))); }
-export function after(ms, f) { return setTimeout(f, Math.max(0, ms)); }
-export function cancelAfter(handle) { clearTimeout(handle); }"
-)]
+#[wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sleepMs)]
     fn sleep_ms(ms: f64) -> js_sys::Promise;

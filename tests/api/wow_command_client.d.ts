@@ -55,6 +55,8 @@ export interface ConnectOptions {
     /** Resume unresolved intents after connecting (only with Web Locks). */
     resume?: boolean;
     persistStorage?: boolean;
+    /** How long `headers`, `confirm` and each storage-adapter operation may take before it counts as failed, ms (default 10000; 0: unbounded). */
+    callbackTimeoutMs?: number;
 }
 
 export interface Command {

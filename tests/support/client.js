@@ -47,3 +47,21 @@ export function errorOf(e) {
 }
 
 export function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+
+/** `headers` that never settles on its first call, then answers `{}`: a hung token refresh. */
+export function headersHangingOnce() {
+  let calls = 0;
+  return () => (calls++ === 0 ? new Promise(() => {}) : {});
+}
+
+/** A confirmer that never settles. */
+export function confirmNeverSettles() {
+  return () => new Promise(() => {});
+}
+
+/** A storage adapter whose every operation never settles. */
+export function hangingAdapter() {
+  const never = () => new Promise(() => {});
+  return { get: never, set: never, delete: never, list: never };
+}
+

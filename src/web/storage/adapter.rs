@@ -30,6 +30,8 @@ pub type AdapterStore = TextStore<AdapterKv>;
 #[derive(Debug)]
 pub struct AdapterKv {
     raw: js_sys::Object,
+    /// Each operation's bound (0: none).
+    timeout_ms: u32,
 }
 
 fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
@@ -39,7 +41,7 @@ fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
 }
 
 /// Wraps an adapter object, checking it has the required methods.
-pub fn open(raw: js_sys::Object) -> Result<AdapterStore, StoreError> {
+pub fn open(raw: js_sys::Object, timeout_ms: u32) -> Result<AdapterStore, StoreError> {
     for name in ["get", "set", "delete", "list"] {
         if method(&raw, name).is_none() {
             return Err(StoreError::Unavailable {
@@ -48,7 +50,7 @@ pub fn open(raw: js_sys::Object) -> Result<AdapterStore, StoreError> {
             });
         }
     }
-    Ok(TextStore::new(AdapterKv { raw }))
+    Ok(TextStore::new(AdapterKv { raw, timeout_ms }))
 }
 
 impl AdapterKv {
@@ -68,7 +70,8 @@ impl AdapterKv {
             detail: format!("the storage adapter has no `{name}` method"),
         })?;
         let args: Vec<&JsValue> = args.iter().collect();
-        call_and_await(&f, &self.raw, &args)
+        let what = format!("the storage adapter's {name}()");
+        call_and_await(&f, &self.raw, &args, self.timeout_ms, &what)
             .await
             .map_err(|e| unavailable(JsFailure::from(e), writing))
     }

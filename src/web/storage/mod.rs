@@ -99,8 +99,18 @@ pub enum AnyStore {
 
 impl AnyStore {
     /// Opens a backend by name (`indexedDB`, `localStorage`, `memory`) or
-    /// wraps an adapter object.
+    /// wraps an adapter object, with the default bound on its operations.
     pub fn open(storage: &JsValue) -> Result<AnyStore, StoreError> {
+        AnyStore::open_within(storage, super::DEFAULT_CALLBACK_TIMEOUT_MS)
+    }
+
+    /// [`AnyStore::open`], an adapter's every operation bounded by
+    /// `callback_timeout_ms` (0: unbounded): one that does not settle in
+    /// time is `StorageUnavailable`.
+    pub fn open_within(
+        storage: &JsValue,
+        callback_timeout_ms: u32,
+    ) -> Result<AnyStore, StoreError> {
         match storage.as_string().as_deref() {
             None if storage.is_undefined() || storage.is_null() => {
                 Ok(AnyStore::Indexed(IndexedDbStore::new()))
@@ -114,7 +124,8 @@ impl AnyStore {
                     "unknown storage `{other}`: use 'indexedDB', 'localStorage', 'memory' or an adapter"
                 ),
             }),
-            None => adapter::open(storage.clone().unchecked_into()).map(AnyStore::Adapter),
+            None => adapter::open(storage.clone().unchecked_into(), callback_timeout_ms)
+                .map(AnyStore::Adapter),
         }
     }
 }
