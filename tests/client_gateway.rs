@@ -413,6 +413,13 @@ async fn a_create_on_a_taken_id_tells_mine_from_theirs() {
     theirs.send_and_wait(create(&id)).await.unwrap();
     let e = failure(&mine, create(&id)).await;
     assert_eq!(e["outcome"], "conflict", "{e}");
+    // Wow's answer to a create on a taken id: the append of version 1 fails.
+    assert_eq!(e["code"], "DuplicateAggregateId", "{e}");
+    assert_eq!(e["stage"], "PROCESSED", "{e}");
+    assert_eq!(
+        e["appended"], false,
+        "history says the id is someone else's: {e}"
+    );
     // My own earlier create, after local storage was lost: the business key
     // derives the same requestId and aggregate id, and history says "mine".
     let ns = unique("lost");

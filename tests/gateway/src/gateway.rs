@@ -1136,7 +1136,15 @@ impl App {
         );
         let mut attempt = 0u32;
         let outcome = loop {
-            let (state, version, _) = self.fold(msg.agg, &msg.aggregate_id);
+            // As Wow's RetryableAggregateProcessor does: a create command gets
+            // a fresh aggregate at version 0, never the stored one, so a
+            // create on a taken id passes the version check and fails at the
+            // append of version 1 (DuplicateAggregateId, AbstractEventStore).
+            let (state, version, _) = if msg.def.create {
+                (Value::Null, 0, Vec::new())
+            } else {
+                self.fold(msg.agg, &msg.aggregate_id)
+            };
             let base = self.result(
                 &msg,
                 msg.id.clone(),

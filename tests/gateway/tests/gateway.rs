@@ -387,13 +387,13 @@ async fn conflicts_and_duplicates() {
         (Some("SENT"), Some("DuplicateRequestId"))
     );
     assert!(body["aggregateVersion"].is_null());
-    // A create on a taken id: expected version 0 ≠ 1.
+    // A create on a taken id: a fresh aggregate at version 0 passes the
+    // version check, and the append of version 1 conflicts (as Wow does).
     let taken = create(&gw, "a", "r2", 10).await;
-    assert_eq!(taken.status(), 409);
-    assert_eq!(
-        taken.headers()["Wow-Error-Code"],
-        "CommandExpectVersionConflict"
-    );
+    assert_eq!(taken.status(), 400);
+    assert_eq!(taken.headers()["Wow-Error-Code"], "DuplicateAggregateId");
+    let body: Value = taken.json().await.unwrap();
+    assert_eq!(body["stage"], "PROCESSED");
     // Expected version mismatch.
     let stale = call(
         &gw,
