@@ -194,6 +194,22 @@ impl IdempotentConsumer {
         let storage = field("storage").unwrap_or(JsValue::UNDEFINED);
         let store = AnyStore::open(&storage)
             .map_err(|e| consumer_error(ConsumerError::Storage(e), None))?;
+        // One deliverer must win across processes: by the store's
+        // compare-and-swap, or by Web Locks. Without either, effects can run
+        // twice; only the caller may accept that, by name.
+        let allow_duplicates =
+            field("allowDuplicateEffects").and_then(|v| v.as_bool()) == Some(true);
+        if !store.compares_and_swaps() && !crate::web::effects::has_web_locks() && !allow_duplicates
+        {
+            return Err(effect_error(
+                "StorageCannotExclude",
+                "this storage can neither compare-and-swap nor lock across processes, so two \
+                 deliverers could both run an effect: use an adapter with compareAndSet (a \
+                 Durable Object, a database row), a runtime with Web Locks, or pass \
+                 allowDuplicateEffects: true to accept at-least-once effects",
+                None,
+            ));
+        }
         let inner = Consumer::new(store, namespace, lease_ms);
         // Verify the storage answers now, not at the first delivery.
         inner.list().await.map_err(|e| consumer_error(e, None))?;

@@ -65,7 +65,7 @@ export function makeResultStream() {
 
 // A failed delivery of an idempotent consumer. `code` is stable:
 // InvalidIdentity, InvalidOptions, StorageUnavailable, EffectFailed,
-// DoneNotRecorded, NeedsReconciliation, ReconcileFailed, Busy, Superseded.
+// DoneNotRecorded, NeedsReconciliation, ReconcileFailed, Busy, Superseded, StorageCannotExclude.
 export class EffectError extends Error {
   constructor(code, message, identity, record, cause, result) {
     super(`${code}: ${message}`, cause === undefined ? undefined : { cause });

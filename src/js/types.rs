@@ -200,6 +200,12 @@ export interface ConsumerOptions {
   maxWaitMs?: number;
   /** Decides an effect that was started and never recorded done. */
   reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
+  /**
+   * Accept that an effect may run more than once. Needed only where the store can neither
+   * compare-and-swap nor lock across processes (Workers KV, an adapter without compareAndSet,
+   * in a runtime without Web Locks); without it such a consumer refuses to open.
+   */
+  allowDuplicateEffects?: boolean;
 }
 
 export interface HandleOptions {
@@ -234,7 +240,7 @@ export interface EffectOutcome<T = unknown> {
 }
 
 export type EffectErrorCode = "InvalidIdentity" | "InvalidOptions" | "StorageUnavailable" | "EffectFailed"
-  | "DoneNotRecorded" | "NeedsReconciliation" | "ReconcileFailed" | "Busy" | "Superseded";
+  | "DoneNotRecorded" | "NeedsReconciliation" | "ReconcileFailed" | "Busy" | "Superseded" | "StorageCannotExclude";
 
 /** A failed delivery of an IdempotentConsumer. */
 export class EffectError extends Error {

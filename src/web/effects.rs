@@ -4,11 +4,40 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::locks::{wait_lock, LockAttempt};
+use super::locks::{attempt_from, lock_name, wait_lock, LockAttempt};
 use super::storage::AnyStore;
 use super::{call_and_await, time, JsFailure};
 use crate::core::consumer::{Consumer, ConsumerError, Delivery, EffectRecord, Reconciliation};
 use crate::core::protocol::JsonValue;
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/local_lock.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = localLockWait)]
+    fn local_lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = hasWebLocks)]
+    fn has_web_locks_js() -> bool;
+}
+
+/// Takes an in-process lock (for runtimes without Web Locks), waiting up to
+/// `timeout_ms`: held, or busy. It excludes other holders in this process
+/// only, so it never proves that nobody else drives the same record.
+pub async fn wait_local_lock(
+    namespace: &str,
+    id: &str,
+    timeout_ms: u64,
+) -> Result<LockAttempt, JsFailure> {
+    let value = wasm_bindgen_futures::JsFuture::from(local_lock_wait(
+        &lock_name(namespace, id),
+        timeout_ms as f64,
+    ))
+    .await?;
+    Ok(attempt_from(value))
+}
+
+/// Whether this runtime has Web Locks, which hold across tabs and workers.
+pub fn has_web_locks() -> bool {
+    has_web_locks_js()
+}
 
 /// How a delivery ended well.
 #[derive(Debug)]
@@ -106,7 +135,15 @@ impl DeliveryRun<'_> {
             let (exclusive, _held) = match lock {
                 Ok(LockAttempt::Held(held)) => (true, Some(held)),
                 Ok(LockAttempt::Busy) => return Err(HandleFailure::Busy(last_busy)),
-                Ok(LockAttempt::Unsupported) | Err(_) => (false, None),
+                // No Web Locks: deliveries of one identity inside this
+                // process still take turns, whatever the store; across
+                // processes the store's compare-and-swap decides.
+                Ok(LockAttempt::Unsupported) | Err(_) => {
+                    match wait_local_lock(namespace, &lock_id, remaining).await {
+                        Ok(LockAttempt::Held(held)) => (false, Some(held)),
+                        _ => return Err(HandleFailure::Busy(last_busy)),
+                    }
+                }
             };
             let now = time::now() as u64;
             match self

@@ -88,7 +88,7 @@ impl PendingLock {
     }
 }
 
-fn attempt_from(value: JsValue) -> LockAttempt {
+pub(crate) fn attempt_from(value: JsValue) -> LockAttempt {
     if value.is_undefined() {
         LockAttempt::Unsupported
     } else if value.is_null() {

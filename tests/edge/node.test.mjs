@@ -132,6 +132,41 @@ test("an effect that failed before reaching the system: the redelivery reconcile
   assert.equal(await gateway.stored("account", account, identity), 1);
 });
 
+/** A KV store without compareAndSet (as Workers KV has none). */
+function kvWithoutCas() {
+  const m = new Map();
+  return {
+    async get(k) { return m.has(k) ? m.get(k) : null; },
+    async set(k, v) { m.set(k, v); },
+    async delete(k) { m.delete(k); },
+    async list(p) { return [...m.entries()].filter(([k]) => k.startsWith(p)); },
+  };
+}
+
+test("a store that can neither compare-and-swap nor lock refuses, unless duplicates are accepted by name", async () => {
+  await assert.rejects(IdempotentConsumer.open({ storage: kvWithoutCas() }),
+    (e) => e instanceof EffectError && e.code === "StorageCannotExclude" && /compareAndSet/.test(e.message));
+  const consumer = await IdempotentConsumer.open({ storage: kvWithoutCas(), allowDuplicateEffects: true });
+  assert.equal((await consumer.handle("evt-ok", () => 1)).status, "ran");
+});
+
+test("deliveries of one identity inside one process take turns, whatever the store", async () => {
+  const shared = kvWithoutCas();
+  const open = () => IdempotentConsumer.open({ storage: shared, leaseMs: 5_000, allowDuplicateEffects: true });
+  const [a, b] = [await open(), await open()];
+  let effects = 0;
+  const effect = async (key) => {
+    effects += 1;
+    await new Promise((r) => setTimeout(r, 100));
+    return `sent ${key}`;
+  };
+  // Two on the same instance, one on another: the case that ran the effect three times.
+  const outcomes = await Promise.all([a.handle("msg-kv", effect), a.handle("msg-kv", effect), b.handle("msg-kv", effect)]);
+  assert.equal(effects, 1, JSON.stringify(outcomes.map((o) => o.status)));
+  assert.deepEqual(outcomes.map((o) => o.status).sort(), ["ran", "skipped", "skipped"]);
+  for (const o of outcomes) assert.equal(o.result, "sent msg-kv");
+});
+
 test("two workers delivering one identity at once: one runs, the other waits and skips", async () => {
   const shared = memoryAdapter();
   const [a, b] = await Promise.all([1, 2].map(() => IdempotentConsumer.open({ storage: shared, leaseMs: 5_000 })));

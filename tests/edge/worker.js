@@ -18,7 +18,8 @@ export default {
         // Deliver one identity; the effect posts a command whose requestId
         // is the identity (the external system's idempotency key).
         const { identity, aggregateId } = await request.json();
-        const consumer = await IdempotentConsumer.open({ storage, namespace, leaseMs: 2000 });
+        // Workers KV can neither compare-and-swap nor lock: effects are at least once here.
+        const consumer = await IdempotentConsumer.open({ storage, namespace, leaseMs: 2000, allowDuplicateEffects: true });
         const outcome = await consumer.handle(identity, async (key) => {
           const r = await fetch(`${env.GATEWAY}/account/${aggregateId}/lock_amount`, {
             method: "PUT",

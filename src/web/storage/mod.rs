@@ -130,6 +130,20 @@ impl AnyStore {
     }
 }
 
+impl AnyStore {
+    /// Whether a write is an atomic compare-and-swap, so that of two
+    /// processes racing on one record exactly one wins: IndexedDB (a
+    /// transaction), memory (one process), an adapter with `compareAndSet`.
+    /// localStorage and an adapter without it read, compare and write.
+    pub fn compares_and_swaps(&self) -> bool {
+        match self {
+            AnyStore::Memory(_) | AnyStore::Indexed(_) => true,
+            AnyStore::Local(_) => false,
+            AnyStore::Adapter(a) => a.kv().is_atomic(),
+        }
+    }
+}
+
 macro_rules! each_backend {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
