@@ -36,6 +36,25 @@ export function idbRawPut(name, key, value) {
     };
   });
 }
+// Fills localStorage until it is full, then frees about `freeBytes`: a page
+// whose own data left that much of the quota. Returns the filler's keys.
+export function fillLocalStorage(freeBytes) {
+  const keys = [];
+  let chunk = "x".repeat(1 << 20);
+  for (let i = 0; chunk.length >= 256; ) {
+    try { localStorage.setItem(`filler-${i}`, chunk); keys.push(`filler-${i}`); i++; }
+    catch (e) { chunk = chunk.slice(0, chunk.length >> 1); }
+  }
+  let freed = 0;
+  while (freed < freeBytes && keys.length) {
+    const k = keys.pop();
+    freed += localStorage.getItem(k).length;
+    localStorage.removeItem(k);
+  }
+  if (freed > freeBytes) { localStorage.setItem("filler-rest", "x".repeat(freed - freeBytes)); keys.push("filler-rest"); }
+  return keys;
+}
+export function removeKeys(keys) { for (const k of keys) localStorage.removeItem(k); }
 export function nextMessage(channelName) {
   return new Promise((resolve) => {
     const c = new BroadcastChannel(channelName);
@@ -48,6 +67,10 @@ extern "C" {
     fn break_set_item() -> js_sys::Function;
     #[wasm_bindgen(js_name = idbRawPut)]
     fn idb_raw_put(name: &str, key: &str, value: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = fillLocalStorage)]
+    fn fill_local_storage(free_bytes: u32) -> js_sys::Array;
+    #[wasm_bindgen(js_name = removeKeys)]
+    fn remove_keys(keys: &js_sys::Array);
     #[wasm_bindgen(js_name = nextMessage)]
     fn next_message(channel: &str) -> js_sys::Promise;
 }
@@ -191,4 +214,48 @@ async fn state_changes_reach_other_contexts() {
 async fn persistence_can_be_requested() {
     // Headless Chromium answers without a prompt; the answer is a boolean.
     assert!(indexed_db::request_persistence().await.is_some());
+}
+
+/// A localStorage journal in a page whose own data left ~40 KB of the quota:
+/// settled intents make room for new ones instead of filling the store and
+/// refusing every command after the first few dozen.
+#[wasm_bindgen_test]
+async fn a_full_local_storage_journal_makes_room_for_new_intents() {
+    let filler = fill_local_storage(40_000);
+    let journal = Journal::new(
+        AnyStore::open(&"localStorage".into()).unwrap(),
+        &unique("full"),
+    );
+    let mut rng = SeededRandom::new(5);
+    let mut written = 0;
+    let mut refused = None;
+    for i in 0..300 {
+        match journal
+            .begin(1_000 + i, intent(None, &format!("acct-{i}")), &mut rng)
+            .await
+        {
+            Ok(begun) => {
+                let mut r = begun.record().clone();
+                r.state = wow_command_client::core::journal::IntentState::Succeeded;
+                if let Err(e) = journal.save(&mut r, 1_000 + i).await {
+                    refused = Some(format!("save {i}: {e}"));
+                    break;
+                }
+                written += 1;
+            }
+            Err(e) => {
+                refused = Some(format!("begin {i}: {e}"));
+                break;
+            }
+        }
+    }
+    let kept = journal.list().await.unwrap().records.len();
+    journal.clear().await.unwrap();
+    remove_keys(&filler);
+    assert_eq!(refused, None, "after {written} intents");
+    assert_eq!(written, 300);
+    assert!(
+        kept < 300,
+        "settled intents were evicted to make room ({kept} kept)"
+    );
 }

@@ -5,7 +5,7 @@
 use super::fingerprint::fingerprint;
 use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
 use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
-use super::store::{IntentStore, Listing, StoreError};
+use super::store::{IntentStore, Listing, StoreError, Unavailable};
 use crate::core::protocol::JsonValue;
 
 /// Seven days: how long settled intents are kept by default.
@@ -237,7 +237,7 @@ impl<S: IntentStore> Journal<S> {
         if !write_now {
             return Ok(Begun::Created(record));
         }
-        match self.store.put(&record).await {
+        match self.put_making_room(&record).await {
             Ok(revision) => {
                 record.revision = revision;
                 Ok(Begun::Created(record))
@@ -280,7 +280,7 @@ impl<S: IntentStore> Journal<S> {
     pub async fn save(&self, record: &mut IntentRecord, now_ms: i64) -> Result<(), JournalError> {
         let previous = record.updated_at;
         record.updated_at = now_ms;
-        match self.store.put(record).await {
+        match self.put_making_room(record).await {
             Ok(revision) => {
                 record.revision = revision;
                 Ok(())
@@ -290,6 +290,62 @@ impl<S: IntentStore> Journal<S> {
                 Err(e.into())
             }
         }
+    }
+
+    /// Writes `record`; when the store is full, first makes room by evicting
+    /// settled intents the journal no longer needs, and writes again.
+    ///
+    /// Refusing to send because storage is full is right; refusing because
+    /// the journal filled it with its own history is not. Only `succeeded`
+    /// and `rejected` intents are evicted (their outcome was reported; a
+    /// conflict still waits for the caller's decision), keyless ones before
+    /// keyed ones (a keyed intent's requestId is derived from its key, so the
+    /// gateway still recognises a repeat), oldest created first, in doubling batches
+    /// until the write fits. Unresolved and escalated intents are never
+    /// evicted; if nothing can go, the original error stands.
+    async fn put_making_room(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+        let full = match self.store.put(record).await {
+            Err(
+                e @ StoreError::Unavailable {
+                    kind: Unavailable::QuotaExceeded,
+                    ..
+                },
+            ) => e,
+            other => return other,
+        };
+        // Oldest first (the listing is in creation order), keyless first.
+        let Ok(listing) = self.list().await else {
+            return Err(full);
+        };
+        let settled = |keyed: bool| {
+            listing.records.iter().filter(move |r| {
+                matches!(r.state, IntentState::Succeeded | IntentState::Rejected)
+                    && r.intent_key.is_some() == keyed
+                    && r.intent_id != record.intent_id
+            })
+        };
+        let evictable: Vec<&IntentRecord> = settled(false).chain(settled(true)).collect();
+        let mut evicted = 0;
+        let mut batch = 1;
+        while evicted < evictable.len() {
+            let upto = (evicted + batch).min(evictable.len());
+            let ids: Vec<&str> = evictable[evicted..upto]
+                .iter()
+                .map(|r| r.intent_id.as_str())
+                .collect();
+            if self.store.delete_many(&self.namespace, &ids).await.is_err() {
+                return Err(full);
+            }
+            evicted = upto;
+            match self.store.put(record).await {
+                Err(StoreError::Unavailable {
+                    kind: Unavailable::QuotaExceeded,
+                    ..
+                }) => batch *= 2,
+                other => return other,
+            }
+        }
+        Err(full)
     }
 
     /// The caller re-decided an intent that met a version conflict: the same

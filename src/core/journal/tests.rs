@@ -499,3 +499,112 @@ fn a_keyless_intent_begun_for_a_drive_is_written_by_its_first_persist() {
         block_on(journal.begin_for_drive(NOW, intent(Some("k"), "a", 1), &mut rng)).unwrap();
     assert_eq!(again.record().request_id, keyed.record().request_id);
 }
+
+/// A store with room for `capacity` records: one more is QuotaExceeded, as a
+/// browser's full localStorage answers.
+struct QuotaStore {
+    inner: MemoryStore,
+    capacity: usize,
+}
+
+impl RecordStore<IntentRecord> for QuotaStore {
+    async fn get(&self, ns: &str, id: &str) -> Result<Option<IntentRecord>, StoreError> {
+        self.inner.get(ns, id).await
+    }
+    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+        let listing: Listing = self.inner.list(&record.namespace).await?;
+        let exists = listing
+            .records
+            .iter()
+            .any(|r| r.intent_id == record.intent_id);
+        if !exists && listing.records.len() >= self.capacity {
+            return Err(StoreError::Unavailable {
+                kind: Unavailable::QuotaExceeded,
+                detail: "QuotaExceededError: the quota has been exceeded".into(),
+            });
+        }
+        self.inner.put(record).await
+    }
+    async fn delete(&self, ns: &str, id: &str) -> Result<(), StoreError> {
+        RecordStore::<IntentRecord>::delete(&self.inner, ns, id).await
+    }
+    async fn list(&self, ns: &str) -> Result<Listing, StoreError> {
+        self.inner.list(ns).await
+    }
+}
+
+/// A journal that filled its store with its own history makes room instead
+/// of refusing: settled intents go, keyless and oldest first; unresolved,
+/// escalated and conflicted ones never do; with nothing to evict, the
+/// refusal stands.
+#[test]
+fn a_full_store_evicts_settled_intents_before_it_refuses_a_new_one() {
+    let journal = Journal::new(
+        QuotaStore {
+            inner: MemoryStore::new(),
+            capacity: 6,
+        },
+        "n",
+    );
+    let mut rng = SeededRandom::new(21);
+    let mut settle = |key: Option<&str>, id: &str, state: IntentState, at: i64| {
+        let mut r = block_on(journal.begin(at, intent(key, id, 1), &mut rng))
+            .unwrap()
+            .record()
+            .clone();
+        r.state = state;
+        block_on(journal.save(&mut r, at)).unwrap();
+        r.intent_id
+    };
+    let keyed_old = settle(Some("k1"), "a", IntentState::Succeeded, NOW);
+    let keyless_new = settle(None, "b", IntentState::Rejected, NOW + 20);
+    let keyless_old = settle(None, "c", IntentState::Succeeded, NOW + 10);
+    let unknown = settle(None, "d", IntentState::Unknown, NOW - 50);
+    let escalated = settle(None, "e", IntentState::Escalated, NOW - 40);
+    let conflict = settle(None, "f", IntentState::Conflict, NOW - 30);
+
+    let ids = |j: &Journal<QuotaStore>| -> Vec<String> {
+        block_on(j.list())
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|r| r.intent_id)
+            .collect()
+    };
+    let fresh = block_on(journal.begin(NOW + 30, intent(None, "g", 1), &mut rng)).unwrap();
+    let left = ids(&journal);
+    assert!(left.contains(&fresh.record().intent_id));
+    assert!(
+        !left.contains(&keyless_old),
+        "the oldest keyless settled intent went first"
+    );
+    for kept in [&keyless_new, &keyed_old, &unknown, &escalated, &conflict] {
+        assert!(left.contains(kept), "{kept} kept: {left:?}");
+    }
+    // Two more: the next keyless one, then the keyed one.
+    block_on(journal.begin(NOW + 40, intent(None, "h", 1), &mut rng)).unwrap();
+    assert!(!ids(&journal).contains(&keyless_new));
+    block_on(journal.begin(NOW + 50, intent(None, "i", 1), &mut rng)).unwrap();
+    assert!(!ids(&journal).contains(&keyed_old));
+    // Now only unresolved, escalated and conflicted intents (and the fresh
+    // pending ones) are left: nothing may go, so the new intent is refused.
+    let mut r = block_on(journal.find(&fresh.record().intent_id))
+        .unwrap()
+        .unwrap();
+    r.state = IntentState::Unknown;
+    block_on(journal.save(&mut r, NOW + 60)).unwrap();
+    let refused = block_on(journal.begin(NOW + 70, intent(None, "j", 1), &mut rng));
+    assert!(
+        matches!(
+            refused,
+            Err(JournalError::Storage(StoreError::Unavailable {
+                kind: Unavailable::QuotaExceeded,
+                ..
+            }))
+        ),
+        "{refused:?}"
+    );
+    for kept in [&unknown, &escalated, &conflict] {
+        assert!(ids(&journal).contains(kept));
+    }
+}
