@@ -33,6 +33,8 @@ extern "C" {
     fn confirm_never_settles() -> JsValue;
     #[wasm_bindgen(js_name = hangingAdapter)]
     fn hanging_adapter() -> JsValue;
+    #[wasm_bindgen(js_name = hostileBodies)]
+    fn hostile_bodies() -> js_sys::Array;
 }
 
 async fn sleep(ms: u32) {
@@ -266,6 +268,42 @@ async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing
     let next = unique("after");
     let ok = outcome(&c, create(&next)).await;
     assert_eq!(ok["status"], "succeeded", "{ok}");
+}
+
+/// Bodies JSON cannot carry, or beyond the limits, are refused before
+/// anything is persisted, with the field and the limit in the message; the
+/// same client's next command succeeds.
+#[wasm_bindgen_test]
+async fn hostile_bodies_are_refused_before_anything_is_stored() {
+    let c = client(json!({"maxBodyChars": 4096, "maxBodyDepth": 8})).await;
+    for case in hostile_bodies().iter() {
+        let name = js_sys::Reflect::get(&case, &"name".into())
+            .unwrap()
+            .as_string()
+            .unwrap();
+        let body = js_sys::Reflect::get(&case, &"body".into()).unwrap();
+        let expected = js_sys::Reflect::get(&case, &"message".into())
+            .unwrap()
+            .as_string()
+            .unwrap();
+        let command = lock(&unique("hostile"), 1);
+        js_sys::Reflect::set(&command, &"body".into(), &body).unwrap();
+        let e = rust(&error_of(&c.send(command).await.unwrap_err()));
+        assert_eq!(e["isCommandError"], true, "{name}: {e}");
+        assert_eq!(e["code"], "InvalidCommand", "{name}: {e}");
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("command.body") && message.contains(&expected),
+            "{name}: {message}"
+        );
+    }
+    assert_eq!(
+        rust(&c.intents().await.unwrap()),
+        json!([]),
+        "nothing was persisted"
+    );
+    let id = unique("after");
+    assert_eq!(outcome(&c, create(&id)).await["status"], "succeeded");
 }
 
 /// A confirmer that never settles is history that cannot be asked: bounded
@@ -598,12 +636,15 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     let id = unique("acct");
     setup.send_and_wait(create(&id)).await.unwrap();
     let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
-    let parsed = wow_command_client::js::input::CommandInput::read(&lock(&id, 2)).unwrap();
+    let parsed =
+        wow_command_client::js::input::CommandInput::read(&lock(&id, 2), Default::default())
+            .unwrap();
     let defaults = wow_command_client::js::input::Defaults {
         config: Default::default(),
         wait_stage: wow_command_client::core::protocol::CommandStage::Processed,
         wait_timeout_ms: None,
         policy: Default::default(),
+        body_limits: Default::default(),
     };
     let (intent, _) = wow_command_client::js::input::intent(parsed, &defaults, false).unwrap();
     let mut record = journal

@@ -161,6 +161,16 @@ impl WowClient {
                 wait_stage,
                 wait_timeout_ms: parsed.wait_timeout_ms,
                 policy,
+                body_limits: {
+                    let base = crate::web::JsonLimits::default();
+                    let clamp = |v: Option<u64>, d: u32| {
+                        v.map_or(d, |v| u32::try_from(v).unwrap_or(u32::MAX))
+                    };
+                    crate::web::JsonLimits {
+                        max_chars: clamp(parsed.max_body_chars, base.max_chars),
+                        max_depth: clamp(parsed.max_body_depth, base.max_depth),
+                    }
+                },
             },
         };
         // Verify the storage answers now, not at the first send.
@@ -377,7 +387,7 @@ impl WowClient {
         stream: bool,
         on_element: &mut dyn FnMut(&StreamElement),
     ) -> Result<Outcome, JsValue> {
-        let parsed = CommandInput::read(&command).map_err(invalid)?;
+        let parsed = CommandInput::read(&command, self.defaults.body_limits).map_err(invalid)?;
         let (intent, config) = input::intent(parsed, &self.defaults, stream).map_err(invalid)?;
         let begun = self
             .inner

@@ -52,6 +52,10 @@ pub struct ConnectInput {
     pub persist_storage: Option<bool>,
     /// How long `headers`, `confirm` and a storage adapter's operations may take.
     pub callback_timeout_ms: Option<u64>,
+    /// The longest command body, as JSON text.
+    pub max_body_chars: Option<u64>,
+    /// The deepest nesting in a command body.
+    pub max_body_depth: Option<u64>,
 }
 
 #[cfg(feature = "client")]
@@ -80,6 +84,8 @@ impl ConnectInput {
             resume: o.boolean("resume")?,
             persist_storage: o.boolean("persistStorage")?,
             callback_timeout_ms: o.count("callbackTimeoutMs")?,
+            max_body_chars: o.count("maxBodyChars")?,
+            max_body_depth: o.count("maxBodyDepth")?,
         })
     }
 }
@@ -147,8 +153,9 @@ pub struct CommandInput {
 
 #[cfg(feature = "client")]
 impl CommandInput {
-    /// Reads a command given to `send`, `sendAndWait` or `sendAndWaitStream`.
-    pub fn read(command: &JsValue) -> Result<CommandInput, String> {
+    /// Reads a command given to `send`, `sendAndWait` or `sendAndWaitStream`;
+    /// its body must fit `limits`.
+    pub fn read(command: &JsValue, limits: crate::web::JsonLimits) -> Result<CommandInput, String> {
         let c = Fields::of("command", command)?;
         let a = c
             .object("aggregate")?
@@ -166,7 +173,7 @@ impl CommandInput {
             action: c.string("action")?,
             method: c.string("method")?,
             path: c.string("path")?,
-            body: c.json("body")?,
+            body: c.json("body", limits)?,
             intent_key: c.string("intentKey")?,
             wait_stage: c.string("waitStage")?,
             wait_context: c.string("waitContext")?,
@@ -265,10 +272,15 @@ impl Fields {
         }
     }
 
-    /// A free-form JSON field (a command body).
-    pub fn json(&self, name: &str) -> Result<Option<JsonValue>, String> {
+    /// A free-form JSON field (a command body), within `limits`.
+    pub fn json(
+        &self,
+        name: &str,
+        limits: crate::web::JsonLimits,
+    ) -> Result<Option<JsonValue>, String> {
+        let what = format!("{}.{name}", self.what);
         self.get(name)?
-            .map(|v| crate::web::json_from_js(v).map_err(|_| self.wrong(name, "a JSON value")))
+            .map(|v| crate::web::caller_json(&v, &what, limits))
             .transpose()
     }
 
@@ -321,6 +333,8 @@ pub struct Defaults {
     pub wait_timeout_ms: Option<u64>,
     /// requestId policy.
     pub policy: RequestIdPolicy,
+    /// Limits on command bodies.
+    pub body_limits: crate::web::JsonLimits,
 }
 
 #[cfg(feature = "client")]

@@ -65,6 +65,10 @@ export interface ConnectOptions {
   persistStorage?: boolean;
   /** How long `headers`, `confirm` and each storage-adapter operation may take before it counts as failed, ms (default 10000; 0: unbounded). */
   callbackTimeoutMs?: number;
+  /** The longest command body, as JSON text in UTF-16 code units (default 1048576); a longer one is refused before it is persisted. */
+  maxBodyChars?: number;
+  /** The deepest nesting of arrays and objects in a command body (default 64). */
+  maxBodyDepth?: number;
 }
 
 export interface Command {

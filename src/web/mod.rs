@@ -20,6 +20,13 @@ use crate::core::protocol::{JsonValue, ToJson};
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
+    #[wasm_bindgen(js_name = asJson, catch)]
+    fn as_json(
+        value: &wasm_bindgen::JsValue,
+        what: &str,
+        max_chars: u32,
+        max_depth: u32,
+    ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
     #[wasm_bindgen(js_name = callWithin)]
     fn call_within(
         f: &js_sys::Function,
@@ -64,6 +71,38 @@ pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
 pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
     serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
         .unwrap_or(wasm_bindgen::JsValue::NULL)
+}
+
+/// Limits on a caller's free-form JSON (a command body), checked before
+/// anything is persisted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonLimits {
+    /// The longest JSON text, in UTF-16 code units (default 1 MiB).
+    pub max_chars: u32,
+    /// The deepest nesting of arrays and objects (default 64).
+    pub max_depth: u32,
+}
+
+impl Default for JsonLimits {
+    fn default() -> Self {
+        JsonLimits {
+            max_chars: 1 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+/// A caller's value as the JSON it will be sent as, within `limits`; what
+/// JSON cannot carry (a cycle, a BigInt, a getter that throws) or what is
+/// beyond a limit is an error in the caller's terms, naming `what`.
+pub fn caller_json(
+    value: &wasm_bindgen::JsValue,
+    what: &str,
+    limits: JsonLimits,
+) -> Result<JsonValue, String> {
+    let clean = as_json(value, what, limits.max_chars, limits.max_depth)
+        .map_err(|e| JsFailure::from(e).message)?;
+    json_from_js(clean).map_err(|e| e.message)
 }
 
 /// A JS value as free-form JSON, through serde-wasm-bindgen; what JSON

@@ -24,3 +24,27 @@ export function callWithin(f, self, args, ms, what) {
                                    (e) => { clearTimeout(timer); reject(e); });
   });
 }
+
+// See `caller_json` in src/web/mod.rs.
+export function asJson(value, what, maxChars, maxDepth) {
+  let text;
+  try { text = JSON.stringify(value); } catch (e) {
+    throw new TypeError(`${what} cannot be sent as JSON: ${e && e.message}`);
+  }
+  if (text === undefined) throw new TypeError(`${what} cannot be sent as JSON`);
+  if (text.length > maxChars) {
+    throw new RangeError(`${what} is ${text.length} characters of JSON; the limit is ${maxChars} (maxBodyChars)`);
+  }
+  let depth = 0, deepest = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) { if (c === 92) i++; else if (c === 34) inString = false; }
+    else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  if (deepest > maxDepth) {
+    throw new RangeError(`${what} nests ${deepest} levels deep; the limit is ${maxDepth} (maxBodyDepth)`);
+  }
+  return JSON.parse(text);
+}

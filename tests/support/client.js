@@ -65,3 +65,22 @@ export function hangingAdapter() {
   return { get: never, set: never, delete: never, list: never };
 }
 
+
+/** Command bodies that JSON cannot carry or that are beyond the test's limits (4096 chars, depth 8). */
+export function hostileBodies() {
+  const cyclic = { a: 1 };
+  cyclic.self = cyclic;
+  const deep = {};
+  let at = deep;
+  for (let i = 0; i < 20; i++) at = at.next = {};
+  const throwing = { get amount() { throw new Error("getter says no"); } };
+  const proxy = new Proxy({}, { ownKeys() { throw new Error("proxy says no"); } });
+  return [
+    { name: "cycle", body: cyclic, message: "cannot be sent as JSON" },
+    { name: "BigInt", body: { amount: 10n }, message: "cannot be sent as JSON" },
+    { name: "throwing getter", body: throwing, message: "getter says no" },
+    { name: "hostile proxy", body: proxy, message: "proxy says no" },
+    { name: "too large", body: { text: "x".repeat(10_000) }, message: "the limit is 4096 (maxBodyChars)" },
+    { name: "too deep", body: deep, message: "the limit is 8 (maxBodyDepth)" },
+  ];
+}
