@@ -504,6 +504,48 @@ async fn the_same_intent_key_replays_the_outcome_without_sending() {
     assert_eq!(e["code"], "IntentKeyReused");
 }
 
+/// A keyed intent refused before the command bus (here the gateway's own
+/// check at SENT, as an auth proxy's 401 would be) is sent again by the same
+/// key with the same requestId; one rejected at PROCESSED is replayed.
+#[wasm_bindgen_test]
+async fn a_refusal_before_the_bus_does_not_end_a_keyed_intent() {
+    let c = client(json!({})).await;
+    let id = unique("refused");
+    c.send_and_wait(create(&id)).await.unwrap();
+    fault(json!({"match": {"aggregateId": id}, "fault": "reject_before_send", "times": 1})).await;
+    let cmd = with(&lock(&id, 2), json!({"intentKey": unique("after-sign-in")}));
+    let refused = outcome(&c, cmd.clone()).await;
+    assert_eq!(refused["status"], "rejected", "{refused}");
+    assert_eq!(refused["appended"], false);
+    let again = outcome(&c, cmd.clone()).await;
+    assert_eq!(
+        again["status"], "succeeded",
+        "sent again, not replayed: {again}"
+    );
+    assert_eq!(
+        again["requestId"], refused["requestId"],
+        "the same requestId"
+    );
+    assert_eq!(
+        stored("account", &id, again["requestId"].as_str().unwrap()).await,
+        1
+    );
+    // A business rejection at PROCESSED is the server's decision: replayed.
+    let too_much = js(
+        json!({"aggregate": {"resource": "account", "id": id}, "action": "prepare",
+        "method": "POST", "body": {"to": "x", "amount": 1000}, "intentKey": unique("too-much")}),
+    );
+    let first = outcome(&c, too_much.clone()).await;
+    assert_eq!(first["status"], "rejected", "{first}");
+    assert_eq!(first["result"]["stage"], "PROCESSED", "{first}");
+    let replayed = outcome(&c, too_much).await;
+    assert_eq!(replayed["status"], "rejected");
+    assert_eq!(
+        replayed["attempts"], first["attempts"],
+        "not sent again: {replayed}"
+    );
+}
+
 #[wasm_bindgen_test]
 async fn an_unconfirmable_outcome_is_escalated_then_confirmed_by_hand() {
     let c = client(json!({"retry": {"baseMs": 20, "maxConfirms": 2}})).await;

@@ -201,7 +201,8 @@ impl<S: IntentStore> Journal<S> {
         };
         if let Some(key) = &intent_key {
             if let Some(existing) = self.store.get(&self.namespace, &request_id).await? {
-                return self.replay(key, existing, &fingerprint);
+                let begun = self.replay(key, existing, &fingerprint)?;
+                return self.resend_if_refused_before_the_bus(now_ms, begun).await;
             }
         }
         if aggregate.aggregate_id.is_empty() {
@@ -253,6 +254,39 @@ impl<S: IntentStore> Journal<S> {
                 }
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Only an outcome the server began executing is replayed. A keyed
+    /// intent refused before the command bus (a proxy's 401 or 403, a
+    /// gateway validation error at SENT, a request that never left) proves
+    /// nothing was done, so the same key sends again, with the same
+    /// requestId: the record goes back to `pending`.
+    async fn resend_if_refused_before_the_bus(
+        &self,
+        now_ms: i64,
+        begun: Begun,
+    ) -> Result<Begun, JournalError> {
+        match begun {
+            Begun::Settled(mut record) if record.refused_before_the_bus() => {
+                record.state = IntentState::Pending;
+                record.appended = None;
+                record.reason =
+                    Some("sent again: the earlier refusal came before the command bus".into());
+                match self.save(&mut record, now_ms).await {
+                    Ok(()) => Ok(Begun::Unresolved(record)),
+                    // Another tab re-sent it first: theirs is the intent now.
+                    Err(JournalError::Storage(StoreError::Conflict { .. })) => {
+                        match self.store.get(&self.namespace, &record.intent_id).await? {
+                            Some(now) if now.state.is_settled() => Ok(Begun::Settled(now)),
+                            Some(now) => Ok(Begun::Unresolved(now)),
+                            None => Ok(Begun::Unresolved(record)),
+                        }
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            other => Ok(other),
         }
     }
 

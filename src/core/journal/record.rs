@@ -254,6 +254,20 @@ pub struct IntentRecord {
 }
 
 impl IntentRecord {
+    /// Whether it was refused before anything reached the command bus: a
+    /// rejection with nothing appended whose last answer, if any, came at
+    /// SENT (the gateway's own checks, a proxy's refusal, a request that
+    /// never left). A rejection at PROCESSED or later was the server's
+    /// decision about the command and is replayed, never re-sent.
+    pub fn refused_before_the_bus(&self) -> bool {
+        self.state == IntentState::Rejected
+            && self.appended == Some(false)
+            && self
+                .last_result
+                .as_ref()
+                .is_none_or(|r| r.stage == CommandStage::Sent)
+    }
+
     /// The authoritative question for this intent (PROTOCOL §5.4).
     pub fn confirm_query(&self) -> ConfirmQuery {
         ConfirmQuery {

@@ -608,3 +608,49 @@ fn a_full_store_evicts_settled_intents_before_it_refuses_a_new_one() {
         assert!(ids(&journal).contains(kept));
     }
 }
+
+/// Only an outcome the server began executing is replayed: a keyed intent
+/// refused before the command bus goes out again under the same requestId;
+/// one rejected at PROCESSED is replayed.
+#[test]
+fn a_keyed_intent_refused_before_the_bus_is_sent_again_with_its_request_id() {
+    use crate::core::protocol::CommandResult;
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut rng = SeededRandom::new(31);
+    let first = block_on(journal.begin(NOW, intent(Some("pay-1"), "a", 1), &mut rng)).unwrap();
+    let mut r = first.record().clone();
+    r.state = IntentState::Rejected;
+    r.appended = Some(false);
+    block_on(journal.save(&mut r, NOW + 1)).unwrap();
+    match block_on(journal.begin(NOW + 2, intent(Some("pay-1"), "a", 1), &mut rng)).unwrap() {
+        Begun::Unresolved(again) => {
+            assert_eq!(again.request_id, r.request_id, "the same requestId");
+            assert_eq!(again.state, IntentState::Pending);
+        }
+        other => panic!("expected it to be sent again, got {other:?}"),
+    }
+    let stored = block_on(journal.find("pay-1")).unwrap().unwrap();
+    assert_eq!(
+        stored.state,
+        IntentState::Pending,
+        "durable before it is sent again"
+    );
+
+    let mut processed: CommandResult = serde_json::from_str(include_str!(
+        "../../../tests/fixtures/command_result_success.json"
+    ))
+    .unwrap();
+    processed.error_code = crate::core::protocol::ErrorCode::parse("IllegalArgument");
+    let mut r = stored;
+    r.state = IntentState::Rejected;
+    r.appended = Some(false);
+    r.last_result = Some(processed);
+    block_on(journal.save(&mut r, NOW + 3)).unwrap();
+    assert!(
+        matches!(
+            block_on(journal.begin(NOW + 4, intent(Some("pay-1"), "a", 1), &mut rng)).unwrap(),
+            Begun::Settled(_)
+        ),
+        "a rejection at PROCESSED is the server's decision: replayed"
+    );
+}
