@@ -16,6 +16,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+/// The module's allocator (Cargo.toml says why not std's dlmalloc).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 pub mod core;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
