@@ -53,7 +53,7 @@ pub fn json_text(value: &impl ToJson) -> Result<String, String> {
 fn body_from_text(text: &str) -> ResponseBody {
     match js_sys::JSON::parse(text) {
         Ok(value) => match super::json_from_js(value) {
-            Ok(json) => ResponseBody::from_json(&json),
+            Ok(json) => ResponseBody::from_json(json),
             Err(e) => ResponseBody::Other { reason: e.message },
         },
         Err(e) => ResponseBody::Other {

@@ -72,8 +72,8 @@ impl ToJson for EffectState {
 }
 
 impl FromJson for EffectState {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        match read_name(value)? {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        match read_name(&value)? {
             "started" => Ok(EffectState::Started),
             "done" => Ok(EffectState::Done),
             _ => Err(UNKNOWN_NAME),
@@ -102,8 +102,8 @@ impl ToJson for EffectRecord {
 }
 
 impl FromJson for EffectRecord {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(EffectRecord {
             schema_version: o.req("schemaVersion")?,
             namespace: o.req("namespace")?,

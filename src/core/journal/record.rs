@@ -291,8 +291,8 @@ impl ToJson for AggregateIdentity {
 }
 
 impl FromJson for AggregateIdentity {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(AggregateIdentity {
             context_alias: o.opt("contextAlias")?,
             resource: o.or_default("resource")?,
@@ -317,8 +317,8 @@ impl ToJson for WaitSpec {
 }
 
 impl FromJson for WaitSpec {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(WaitSpec {
             stage: o.req("stage")?,
             context: o.opt("context")?,
@@ -345,12 +345,12 @@ impl ToJson for CommandSpec {
 }
 
 impl FromJson for CommandSpec {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(CommandSpec {
             method: o.req("method")?,
             path: o.req("path")?,
-            body: o.get("body").cloned().ok_or(JsonError {
+            body: o.take("body").ok_or(JsonError {
                 what: "a missing field",
                 field: Some("body"),
             })?,
@@ -384,8 +384,8 @@ impl ToJson for IntentState {
 }
 
 impl FromJson for IntentState {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let name = read_name(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let name = read_name(&value)?;
         IntentState::ALL
             .into_iter()
             .find(|s| s.as_str() == name)
@@ -404,11 +404,11 @@ impl ToJson for AttemptOutcome {
 }
 
 impl FromJson for AttemptOutcome {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         if value.as_str() == Some("succeeded") {
             return Ok(AttemptOutcome::Succeeded);
         }
-        let o = ObjectReader::of(value)?;
+        let mut o = ObjectReader::of(value)?;
         match (o.opt::<String>("failed")?, o.opt::<String>("unknown")?) {
             (Some(code), None) => Ok(AttemptOutcome::Failed(code)),
             (None, Some(why)) => Ok(AttemptOutcome::Unknown(why)),
@@ -430,8 +430,8 @@ impl ToJson for Attempt {
 }
 
 impl FromJson for Attempt {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(Attempt {
             number: o.req("number")?,
             sent_at: o.req("sentAt")?,
@@ -466,8 +466,8 @@ impl ToJson for IntentRecord {
 }
 
 impl FromJson for IntentRecord {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(IntentRecord {
             schema_version: o.req("schemaVersion")?,
             namespace: o.req("namespace")?,

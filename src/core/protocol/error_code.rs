@@ -218,8 +218,8 @@ impl super::json_codec::ToJson for ErrorCode {
 }
 
 impl super::json_codec::FromJson for ErrorCode {
-    fn from_json(value: &super::JsonValue) -> Result<Self, super::JsonError> {
-        super::json_codec::read_name(value).map(ErrorCode::parse)
+    fn from_json(value: super::JsonValue) -> Result<Self, super::JsonError> {
+        super::json_codec::read_name(&value).map(ErrorCode::parse)
     }
 }
 

@@ -40,10 +40,11 @@ pub trait ToJson {
     fn to_json(&self) -> JsonValue;
 }
 
-/// A value read from JSON, accepting what its serde derive accepts.
+/// A value read from JSON, accepting what its serde derive accepts. It takes
+/// the value, so strings and nested values move out instead of being copied.
 pub trait FromJson: Sized {
     /// Reads the value.
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError>;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError>;
 }
 
 const WRONG_TYPE: JsonError = JsonError {
@@ -94,25 +95,25 @@ impl ObjectWriter {
     }
 }
 
-/// Reads a JSON object's fields by name.
-#[derive(Clone, Copy)]
-pub struct ObjectReader<'a>(&'a [(String, JsonValue)]);
+/// Reads a JSON object's fields by name, taking each out of the object.
+pub struct ObjectReader(Vec<(String, JsonValue)>);
 
-impl<'a> ObjectReader<'a> {
+impl ObjectReader {
     /// The object `value` is; anything else is the wrong type.
-    pub fn of(value: &'a JsonValue) -> Result<ObjectReader<'a>, JsonError> {
+    pub fn of(value: JsonValue) -> Result<ObjectReader, JsonError> {
         match value {
             JsonValue::Object(entries) => Ok(ObjectReader(entries)),
             _ => Err(WRONG_TYPE),
         }
     }
-    /// The field's value, when present (the last one, as serde_json keeps it).
-    pub fn get(&self, key: &str) -> Option<&'a JsonValue> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    /// Takes the field's value, when present (the last one, as serde_json keeps it).
+    pub fn take(&mut self, key: &str) -> Option<JsonValue> {
+        let at = self.0.iter().rposition(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(at).1)
     }
     /// A field that must be present.
-    pub fn req<T: FromJson>(&self, key: &'static str) -> Result<T, JsonError> {
-        match self.get(key) {
+    pub fn req<T: FromJson>(&mut self, key: &'static str) -> Result<T, JsonError> {
+        match self.take(key) {
             Some(v) => T::from_json(v).map_err(|e| in_field(e, key)),
             None => Err(JsonError {
                 what: "a missing field",
@@ -121,15 +122,15 @@ impl<'a> ObjectReader<'a> {
         }
     }
     /// A field that may be absent or `null`.
-    pub fn opt<T: FromJson>(&self, key: &'static str) -> Result<Option<T>, JsonError> {
-        match self.get(key) {
+    pub fn opt<T: FromJson>(&mut self, key: &'static str) -> Result<Option<T>, JsonError> {
+        match self.take(key) {
             None | Some(JsonValue::Null) => Ok(None),
             Some(v) => T::from_json(v).map(Some).map_err(|e| in_field(e, key)),
         }
     }
     /// A field that defaults when absent (`#[serde(default)]`).
-    pub fn or_default<T: FromJson + Default>(&self, key: &'static str) -> Result<T, JsonError> {
-        match self.get(key) {
+    pub fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> Result<T, JsonError> {
+        match self.take(key) {
             None => Ok(T::default()),
             Some(v) => T::from_json(v).map_err(|e| in_field(e, key)),
         }
@@ -153,8 +154,8 @@ impl ToJson for JsonValue {
     }
 }
 impl FromJson for JsonValue {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        Ok(value.clone())
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        Ok(value)
     }
 }
 
@@ -169,8 +170,11 @@ impl ToJson for String {
     }
 }
 impl FromJson for String {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        value.as_str().map(str::to_owned).ok_or(WRONG_TYPE)
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        match value {
+            JsonValue::String(s) => Ok(s),
+            _ => Err(WRONG_TYPE),
+        }
     }
 }
 
@@ -180,9 +184,9 @@ impl ToJson for bool {
     }
 }
 impl FromJson for bool {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         match value {
-            JsonValue::Bool(b) => Ok(*b),
+            JsonValue::Bool(b) => Ok(b),
             _ => Err(WRONG_TYPE),
         }
     }
@@ -194,10 +198,10 @@ impl ToJson for i64 {
     }
 }
 impl FromJson for i64 {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         match value {
-            JsonValue::Int(i) => Ok(*i),
-            JsonValue::UInt(u) => i64::try_from(*u).map_err(|_| WRONG_TYPE),
+            JsonValue::Int(i) => Ok(i),
+            JsonValue::UInt(u) => i64::try_from(u).map_err(|_| WRONG_TYPE),
             _ => Err(WRONG_TYPE),
         }
     }
@@ -212,10 +216,10 @@ impl ToJson for u64 {
     }
 }
 impl FromJson for u64 {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         match value {
-            JsonValue::Int(i) => u64::try_from(*i).map_err(|_| WRONG_TYPE),
-            JsonValue::UInt(u) => Ok(*u),
+            JsonValue::Int(i) => u64::try_from(i).map_err(|_| WRONG_TYPE),
+            JsonValue::UInt(u) => Ok(u),
             _ => Err(WRONG_TYPE),
         }
     }
@@ -227,7 +231,7 @@ impl ToJson for u32 {
     }
 }
 impl FromJson for u32 {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         u32::try_from(u64::from_json(value)?).map_err(|_| WRONG_TYPE)
     }
 }
@@ -252,9 +256,9 @@ impl<T: ToJson> ToJson for Vec<T> {
     }
 }
 impl<T: FromJson> FromJson for Vec<T> {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         match value {
-            JsonValue::Array(items) => items.iter().map(T::from_json).collect(),
+            JsonValue::Array(items) => items.into_iter().map(T::from_json).collect(),
             _ => Err(WRONG_TYPE),
         }
     }
@@ -267,10 +271,13 @@ impl ToJson for (String, String) {
     }
 }
 impl FromJson for (String, String) {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         match value {
             JsonValue::Array(items) if items.len() == 2 => {
-                Ok((String::from_json(&items[0])?, String::from_json(&items[1])?))
+                let mut items = items.into_iter();
+                let first = String::from_json(items.next().unwrap_or_default())?;
+                let second = String::from_json(items.next().unwrap_or_default())?;
+                Ok((first, second))
             }
             _ => Err(WRONG_TYPE),
         }
@@ -295,7 +302,7 @@ where
     assert_eq!(ours_as_serde, theirs, "to_json writes what serde writes");
     let parsed: JsonValue = serde_json::from_value(theirs).unwrap();
     assert_eq!(
-        &T::from_json(&parsed).unwrap(),
+        &T::from_json(parsed).unwrap(),
         value,
         "from_json reads what serde wrote"
     );

@@ -40,7 +40,7 @@ impl ResponseBody {
 
     /// Decodes a body already parsed into a [`JsonValue`] (the wasm build:
     /// `JSON.parse`, then the hand-written codec instead of a serde derive).
-    pub fn from_json(value: &JsonValue) -> ResponseBody {
+    pub fn from_json(value: JsonValue) -> ResponseBody {
         match RawBody::from_json(value) {
             Err(e) => ResponseBody::Other {
                 reason: e.to_string(),

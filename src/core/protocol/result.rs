@@ -232,8 +232,8 @@ impl ToJson for FunctionKind {
 
 impl FromJson for FunctionKind {
     /// A kind this client does not know is `Unknown` (`#[serde(other)]`).
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let name = read_name(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let name = read_name(&value)?;
         Ok(FunctionKind::WIRE
             .iter()
             .find(|(_, n)| *n == name)
@@ -253,8 +253,8 @@ impl ToJson for FunctionInfo {
 }
 
 impl FromJson for FunctionInfo {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(FunctionInfo {
             function_kind: o.req("functionKind")?,
             context_name: o.req("contextName")?,
@@ -274,8 +274,8 @@ impl ToJson for BindingError {
 }
 
 impl FromJson for BindingError {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(BindingError {
             name: o.req("name")?,
             msg: o.req("msg")?,
@@ -309,7 +309,7 @@ impl ToJson for CommandResult {
 
 impl FromJson for CommandResult {
     /// Through [`RawBody`], as the derive is (`try_from = "RawBody"`).
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         CommandResult::try_from(RawBody::from_json(value)?).map_err(|_| JsonError {
             what: "a CommandResult without a required field",
             field: None,
@@ -329,8 +329,8 @@ impl ToJson for ErrorInfo {
 }
 
 impl FromJson for ErrorInfo {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(ErrorInfo {
             error_code: o.req("errorCode")?,
             error_msg: o.or_default("errorMsg")?,
@@ -341,8 +341,8 @@ impl FromJson for ErrorInfo {
 }
 
 impl FromJson for RawBody {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        let o = ObjectReader::of(value)?;
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
         Ok(RawBody {
             id: o.opt("id")?,
             wait_command_id: o.opt("waitCommandId")?,
@@ -440,7 +440,7 @@ mod tests {
         assert_same_as_serde(&failure);
         let unknown_kind = JsonValue::String("NEW_KIND".into());
         assert_eq!(
-            FunctionKind::from_json(&unknown_kind).unwrap(),
+            FunctionKind::from_json(unknown_kind).unwrap(),
             FunctionKind::Unknown
         );
     }

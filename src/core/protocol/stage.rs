@@ -109,8 +109,8 @@ impl ToJson for CommandStage {
 }
 
 impl FromJson for CommandStage {
-    fn from_json(value: &JsonValue) -> Result<Self, JsonError> {
-        CommandStage::from_wire(read_name(value)?).ok_or(UNKNOWN_NAME)
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        CommandStage::from_wire(read_name(&value)?).ok_or(UNKNOWN_NAME)
     }
 }
 

@@ -59,7 +59,7 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
         .map(|v| v as u64);
     R::check_schema(version)?;
     let json = json_from_js(value).map_err(|e| RecordError::Corrupt(e.to_string()))?;
-    R::from_json(&json).map_err(|e| RecordError::Corrupt(e.to_string()))
+    R::from_json(json).map_err(|e| RecordError::Corrupt(e.to_string()))
 }
 
 /// A record as JSON text (localStorage, adapters).
