@@ -33,6 +33,8 @@ extern "C" {
     fn confirm_never_settles() -> JsValue;
     #[wasm_bindgen(js_name = hangingAdapter)]
     fn hanging_adapter() -> JsValue;
+    #[wasm_bindgen(js_name = gatewayIdle)]
+    fn gateway_idle(base: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = hostileBodies)]
     fn hostile_bodies() -> js_sys::Array;
 }
@@ -388,8 +390,22 @@ async fn processing_slower_than_the_caller_still_ends_in_one_stream() {
     assert_eq!(o["status"], "succeeded", "{o}");
     let rid = o["requestId"].as_str().unwrap().to_owned();
     // Wait for the delayed first delivery: the store must refuse it.
-    sleep(1500).await;
+    JsFuture::from(gateway_idle(base())).await.unwrap();
     assert_eq!(stored("account", &id, &rid).await, 1);
+    // The journal says how each wait ended, beside the caller's deadline.
+    let journal = rust(&c.intents().await.unwrap());
+    let record = journal
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["requestId"] == rid.as_str())
+        .unwrap();
+    let first = &record["attempts"][0];
+    assert_eq!(first["waitEndedBy"], "timeout", "{record}");
+    assert!(
+        first["callerDeadline"].as_i64().unwrap() >= first["sentAt"].as_i64().unwrap() + 400,
+        "{record}"
+    );
 }
 
 #[wasm_bindgen_test]

@@ -155,7 +155,11 @@ export interface IntentRecord {
              headers?: [string, string][] };
   fingerprint: string;
   state: IntentState;
-  attempts: { number: number; sentAt: number; commandId?: string; endedAt?: number; outcome?: unknown }[];
+  attempts: { number: number; sentAt: number; commandId?: string; endedAt?: number; outcome?: unknown;
+              /** When the caller's wait for this attempt was due to end (epoch ms). */
+              callerDeadline?: number;
+              /** What ended the caller's wait. */
+              waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" }[];
   lastResult?: CommandResult;
   reason?: string;
   appended?: boolean;

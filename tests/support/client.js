@@ -84,3 +84,14 @@ export function hostileBodies() {
     { name: "too deep", body: deep, message: "the limit is 8 (maxBodyDepth)" },
   ];
 }
+
+/** Resolves once the gateway processes nothing (delayed deliveries landed): the condition, not a sleep. */
+export async function gatewayIdle(base, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const report = await (await fetch(`${base}/__gateway/faults`)).json();
+    if (report.processing === 0) return;
+    if (Date.now() > until) throw new Error(`the gateway was still processing after ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}

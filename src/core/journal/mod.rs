@@ -15,7 +15,7 @@ pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, Seed
 pub use intents::{Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, CommandSpec, IntentRecord, IntentState,
-    RecordError, WaitSpec, SCHEMA_VERSION,
+    RecordError, WaitEnd, WaitSpec, SCHEMA_VERSION,
 };
 pub use store::{
     next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,

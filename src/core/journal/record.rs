@@ -207,6 +207,63 @@ pub struct Attempt {
     /// How it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<AttemptOutcome>,
+    /// When the caller's wait for it was due to end (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_deadline: Option<i64>,
+    /// What ended the caller's wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ended_by: Option<WaitEnd>,
+}
+
+/// What ended the caller's wait for one attempt: with the aggregate, the
+/// ids, the wait stage and the error code, what a diagnosis needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WaitEnd {
+    /// An answer (a JSON body, or a stream that ended cleanly).
+    Answer,
+    /// The caller's timeout.
+    Timeout,
+    /// The caller cancelled.
+    Cancelled,
+    /// The stage stream was cut.
+    StreamCut,
+    /// The connection failed; the request may have arrived.
+    Lost,
+    /// The request never left.
+    NotSent,
+}
+
+impl WaitEnd {
+    const WIRE: [(WaitEnd, &'static str); 6] = [
+        (WaitEnd::Answer, "answer"),
+        (WaitEnd::Timeout, "timeout"),
+        (WaitEnd::Cancelled, "cancelled"),
+        (WaitEnd::StreamCut, "streamCut"),
+        (WaitEnd::Lost, "lost"),
+        (WaitEnd::NotSent, "notSent"),
+    ];
+}
+
+impl ToJson for WaitEnd {
+    fn to_json(&self) -> JsonValue {
+        let name = WaitEnd::WIRE
+            .iter()
+            .find(|(w, _)| w == self)
+            .map_or("answer", |(_, n)| n);
+        name.to_json()
+    }
+}
+
+impl FromJson for WaitEnd {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let name = read_name(&value)?;
+        WaitEnd::WIRE
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(w, _)| *w)
+            .ok_or(UNKNOWN_NAME)
+    }
 }
 
 /// One business intent.
@@ -425,6 +482,8 @@ impl ToJson for Attempt {
             .some("commandId", &self.command_id)
             .some("endedAt", &self.ended_at)
             .some("outcome", &self.outcome)
+            .some("callerDeadline", &self.caller_deadline)
+            .some("waitEndedBy", &self.wait_ended_by)
             .done()
     }
 }
@@ -438,6 +497,8 @@ impl FromJson for Attempt {
             command_id: o.opt("commandId")?,
             ended_at: o.opt("endedAt")?,
             outcome: o.opt("outcome")?,
+            caller_deadline: o.opt("callerDeadline")?,
+            wait_ended_by: o.opt("waitEndedBy")?,
         })
     }
 }

@@ -347,6 +347,8 @@ fn records_round_trip_and_the_schema_is_checked_on_read() {
         command_id: Some("0V3o".into()),
         ended_at: Some(NOW + 30_000),
         outcome: Some(AttemptOutcome::Unknown("timeout".into())),
+        caller_deadline: Some(NOW + 30_000),
+        wait_ended_by: Some(WaitEnd::Timeout),
     });
     r.state = IntentState::Unknown;
     r.reason = Some("caller timeout".into());
@@ -410,6 +412,13 @@ fn the_record_codec_matches_the_derives() {
             command_id: (n % 2 == 0).then(|| "0V3o".into()),
             ended_at: (n > 1).then_some(NOW + 5),
             outcome,
+            caller_deadline: (n > 0).then_some(NOW + 10),
+            wait_ended_by: [
+                None,
+                Some(WaitEnd::Answer),
+                Some(WaitEnd::StreamCut),
+                Some(WaitEnd::NotSent),
+            ][n],
         });
     }
     r.last_result = Some(

@@ -34,7 +34,9 @@ use std::collections::VecDeque;
 
 use super::backoff::{backoff_ms, Jitter};
 use super::outcome::{Outcome, Status};
-use crate::core::journal::{Attempt, AttemptOutcome, IntentRecord, IntentState, StoreError};
+use crate::core::journal::{
+    Attempt, AttemptOutcome, IntentRecord, IntentState, StoreError, WaitEnd,
+};
 use crate::core::protocol::{
     CommandResult, CommandStage, ConfirmQuery, ErrorClass, ErrorCode, ErrorInfo, JsonResponse,
     ResponseBody, StreamElement,
@@ -252,6 +254,8 @@ pub struct IntentMachine {
     /// The last answer that was not about this intent, and why: said in the
     /// final outcome's reason.
     misrouted: Option<String>,
+    /// What ended the caller's wait for the current attempt, recorded on it.
+    wait_end: Option<WaitEnd>,
 }
 
 impl IntentMachine {
@@ -268,6 +272,7 @@ impl IntentMachine {
             cancel_requested: false,
             outcome: None,
             misrouted: None,
+            wait_end: None,
         }
     }
 
@@ -334,6 +339,7 @@ impl IntentMachine {
             }
             Phase::InFlight(f) => {
                 self.actions.push_back(Action::Abort { attempt: f.attempt });
+                self.wait_end = Some(WaitEnd::Cancelled);
                 self.end_attempt(now, AttemptOutcome::Unknown("Cancelled".into()));
             }
             _ => {}
@@ -404,6 +410,7 @@ impl IntentMachine {
         if !self.is_current(attempt) {
             return;
         }
+        self.wait_end = Some(WaitEnd::Answer);
         if let ResponseBody::CommandResult(r) = &response.body {
             if let Some(why) = self.misrouted(r, true) {
                 self.misrouted = Some(why.clone());
@@ -486,6 +493,11 @@ impl IntentMachine {
         } else {
             "the stream ended before the wait stage"
         };
+        self.wait_end = Some(if cut {
+            WaitEnd::StreamCut
+        } else {
+            WaitEnd::Answer
+        });
         let verdict = self.judge_stream(&flight, !cut, why);
         self.apply(now, verdict);
     }
@@ -498,6 +510,10 @@ impl IntentMachine {
         let Phase::InFlight(flight) = self.phase.clone() else {
             return;
         };
+        self.wait_end = Some(match error {
+            TransportError::NeverSent(_) => WaitEnd::NotSent,
+            TransportError::Lost(_) => WaitEnd::Lost,
+        });
         let verdict = match error {
             TransportError::NeverSent(why) => {
                 Verdict::Reject(Failed::message(ErrorCode::Other("NotSent".into()), &why))
@@ -602,6 +618,7 @@ impl IntentMachine {
                 self.actions.push_back(Action::Abort {
                     attempt: flight.attempt,
                 });
+                self.wait_end = Some(WaitEnd::Timeout);
                 let verdict = if self.config.stream {
                     self.judge_stream(&flight, false, "caller timeout")
                 } else {
@@ -660,6 +677,8 @@ impl IntentMachine {
             command_id: None,
             ended_at: None,
             outcome: None,
+            caller_deadline: None,
+            wait_ended_by: None,
         });
         self.record.appended = None;
         // Durable before the first byte: the requestId and this attempt.
@@ -669,9 +688,13 @@ impl IntentMachine {
     fn send(&mut self, now: i64) {
         let attempt = self.record.attempts.len() as u32;
         self.sent_this_drive += 1;
+        let deadline = now.saturating_add(self.config.caller_timeout_ms as i64);
+        if let Some(a) = self.record.attempts.last_mut() {
+            a.caller_deadline = Some(deadline);
+        }
         self.phase = Phase::InFlight(Box::new(Flight {
             attempt,
-            deadline: now.saturating_add(self.config.caller_timeout_ms as i64),
+            deadline,
             main_command_id: None,
             processed: false,
             target_reached: None,
@@ -731,10 +754,12 @@ impl IntentMachine {
     }
 
     fn end_attempt(&mut self, now: i64, outcome: AttemptOutcome) {
+        let ended_by = self.wait_end.take();
         if let Some(a) = self.record.attempts.last_mut() {
             if a.outcome.is_none() {
                 a.ended_at = Some(now);
                 a.outcome = Some(outcome);
+                a.wait_ended_by = ended_by;
             }
         }
     }

@@ -962,3 +962,49 @@ fn the_outcome_codec_writes_what_the_derive_writes() {
         assert_eq!(ours, serde_json::to_value(&outcome).unwrap());
     }
 }
+
+/// Each attempt keeps its caller deadline and what ended the caller's wait
+/// (the reference's diagnosis: ids, stage, code and the caller's timeout together).
+#[test]
+fn each_attempt_records_its_deadline_and_how_the_wait_ended() {
+    use crate::core::journal::WaitEnd;
+    let config = MachineConfig {
+        caller_timeout_ms: 1_000,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Processed, false, config);
+    assert!(matches!(
+        drain(&mut m, T0)[..],
+        [Action::Send { attempt: 1 }]
+    ));
+    m.handle_timeout(T0 + 1_000);
+    drain(&mut m, T0 + 1_000);
+    m.handle_confirm(T0 + 1_001, ConfirmAnswer::NotAppended);
+    let at = m.poll_timeout().unwrap();
+    m.handle_timeout(at);
+    assert!(matches!(
+        drain(&mut m, at)[..],
+        [Action::Send { attempt: 2 }]
+    ));
+    m.handle_transport_error(at + 1, 2, TransportError::Lost("reset".into()));
+    drain(&mut m, at + 1);
+    m.handle_confirm(at + 2, ConfirmAnswer::NotAppended);
+    let at = m.poll_timeout().unwrap();
+    m.handle_timeout(at);
+    drain(&mut m, at);
+    let ok = result(&r, CommandStage::Processed, "Ok", Some(2));
+    m.handle_response(at + 3, 3, json(200, ResponseBody::CommandResult(ok)), None);
+    drain(&mut m, at + 3);
+    let attempts = &m.record().attempts;
+    assert_eq!(attempts[0].caller_deadline, Some(T0 + 1_000));
+    let ended: Vec<_> = attempts.iter().map(|a| a.wait_ended_by).collect();
+    assert_eq!(
+        ended,
+        [
+            Some(WaitEnd::Timeout),
+            Some(WaitEnd::Lost),
+            Some(WaitEnd::Answer)
+        ]
+    );
+    assert!(attempts.iter().all(|a| a.caller_deadline.is_some()));
+}
