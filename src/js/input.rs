@@ -278,9 +278,8 @@ impl Fields {
         name: &str,
         limits: crate::web::JsonLimits,
     ) -> Result<Option<JsonValue>, String> {
-        let what = format!("{}.{name}", self.what);
         self.get(name)?
-            .map(|v| crate::web::caller_json(&v, &what, limits))
+            .map(|v| crate::web::caller_json(&v, &format!("{}.{name}", self.what), limits))
             .transpose()
     }
 

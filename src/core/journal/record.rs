@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::protocol::json_codec::{read_name, UNKNOWN_NAME};
+use crate::core::protocol::json_codec::{read_name, wire_name, wire_variant, UNKNOWN_NAME};
 use crate::core::protocol::{
     AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonValue,
     ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
@@ -247,22 +247,13 @@ impl WaitEnd {
 
 impl ToJson for WaitEnd {
     fn to_json(&self) -> JsonValue {
-        let name = WaitEnd::WIRE
-            .iter()
-            .find(|(w, _)| w == self)
-            .map_or("answer", |(_, n)| n);
-        name.to_json()
+        wire_name(&WaitEnd::WIRE, self)
     }
 }
 
 impl FromJson for WaitEnd {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let name = read_name(&value)?;
-        WaitEnd::WIRE
-            .iter()
-            .find(|(_, n)| *n == name)
-            .map(|(w, _)| *w)
-            .ok_or(UNKNOWN_NAME)
+        wire_variant(&WaitEnd::WIRE, &value)?.ok_or(UNKNOWN_NAME)
     }
 }
 

@@ -142,6 +142,24 @@ pub fn read_name(value: &JsonValue) -> Result<&str, JsonError> {
     value.as_str().ok_or(WRONG_TYPE)
 }
 
+/// A unit enum's wire name from its table of `(variant, name)`.
+pub fn wire_name<T: PartialEq>(table: &[(T, &'static str)], value: &T) -> JsonValue {
+    let name = table
+        .iter()
+        .find(|(v, _)| v == value)
+        .map_or("", |(_, n)| n);
+    name.to_json()
+}
+
+/// The variant a wire name stands for in `table`; `None` for a name it lacks.
+pub fn wire_variant<T: Copy>(
+    table: &[(T, &'static str)],
+    value: &JsonValue,
+) -> Result<Option<T>, JsonError> {
+    let name = read_name(value)?;
+    Ok(table.iter().find(|(_, n)| *n == name).map(|(v, _)| *v))
+}
+
 /// The error for a name no variant has.
 pub const UNKNOWN_NAME: JsonError = JsonError {
     what: "an unknown name",

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::error::ProtocolError;
 use super::error_code::ErrorCode;
 use super::json_codec::JsonError;
-use super::json_codec::{read_name, FromJson, ObjectReader, ObjectWriter, ToJson};
+use super::json_codec::{wire_name, wire_variant, FromJson, ObjectReader, ObjectWriter, ToJson};
 use super::json_value::JsonValue;
 use super::stage::CommandStage;
 
@@ -222,22 +222,14 @@ impl FunctionKind {
 
 impl ToJson for FunctionKind {
     fn to_json(&self) -> JsonValue {
-        let name = FunctionKind::WIRE
-            .iter()
-            .find(|(k, _)| k == self)
-            .map_or("UNKNOWN", |(_, n)| n);
-        name.to_json()
+        wire_name(&FunctionKind::WIRE, self)
     }
 }
 
 impl FromJson for FunctionKind {
     /// A kind this client does not know is `Unknown` (`#[serde(other)]`).
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let name = read_name(&value)?;
-        Ok(FunctionKind::WIRE
-            .iter()
-            .find(|(_, n)| *n == name)
-            .map_or(FunctionKind::Unknown, |(k, _)| *k))
+        Ok(wire_variant(&FunctionKind::WIRE, &value)?.unwrap_or(FunctionKind::Unknown))
     }
 }
 
