@@ -97,6 +97,17 @@ fn failure(f: HandleFailure, identity: &str) -> JsValue {
                 &none,
             )
         }
+        HandleFailure::EffectTimedOut(record, ms) => make_effect_error(
+            "EffectTimedOut",
+            &format!(
+                "the effect did not settle within {ms} ms (effectTimeoutMs): whether it took place \
+                 is unknown, so the next delivery reconciles"
+            ),
+            &id,
+            &to_js(&record),
+            &none,
+            &none,
+        ),
         HandleFailure::Busy(record) => make_effect_error(
             "Busy",
             "another deliverer is running this identity's effect",
@@ -138,6 +149,8 @@ pub struct IdempotentConsumer {
     owner: String,
     reconcile: Option<js_sys::Function>,
     max_wait_ms: u64,
+    effect_timeout_ms: u64,
+    callback_timeout_ms: u32,
 }
 
 #[wasm_bindgen]
@@ -189,10 +202,16 @@ impl IdempotentConsumer {
         };
         let lease_ms = ms("leaseMs", DEFAULT_LEASE_MS)?;
         let max_wait_ms = ms("maxWaitMs", lease_ms.saturating_mul(2))?;
+        let effect_timeout_ms = ms("effectTimeoutMs", lease_ms)?;
+        let callback_timeout_ms = ms(
+            "callbackTimeoutMs",
+            crate::web::DEFAULT_CALLBACK_TIMEOUT_MS as u64,
+        )?
+        .min(u32::MAX as u64) as u32;
         let reconcile = input::function(&options, "reconcile")
             .map_err(|e| effect_error("InvalidOptions", &e, None))?;
         let storage = field("storage").unwrap_or(JsValue::UNDEFINED);
-        let store = AnyStore::open(&storage)
+        let store = AnyStore::open_within(&storage, callback_timeout_ms)
             .map_err(|e| consumer_error(ConsumerError::Storage(e), None))?;
         // One deliverer must win across processes: by the store's
         // compare-and-swap, or by Web Locks. Without either, effects can run
@@ -218,6 +237,8 @@ impl IdempotentConsumer {
             owner: format!("{:016x}", random_u64()),
             reconcile,
             max_wait_ms,
+            effect_timeout_ms,
+            callback_timeout_ms,
         })
     }
 
@@ -234,18 +255,22 @@ impl IdempotentConsumer {
             js_sys::Object,
         >,
     ) -> Result<JsValue, JsValue> {
-        let (reconcile, max_wait_ms) = match options {
-            None => (None, self.max_wait_ms),
+        let (reconcile, max_wait_ms, effect_timeout_ms) = match options {
+            None => (None, self.max_wait_ms, self.effect_timeout_ms),
             Some(options) => {
                 let options: JsValue = options.into();
                 let reconcile = input::function(&options, "reconcile")
                     .map_err(|e| effect_error("InvalidOptions", &e, Some(identity)))?;
-                let max_wait_ms = js_sys::Reflect::get(&options, &"maxWaitMs".into())
-                    .ok()
-                    .and_then(|v| v.as_f64())
-                    .filter(|n| n.is_finite() && *n >= 0.0)
-                    .map_or(self.max_wait_ms, |n| n as u64);
-                (reconcile, max_wait_ms)
+                let ms = |name: &str, default: u64| {
+                    js_sys::Reflect::get(&options, &name.into())
+                        .ok()
+                        .and_then(|v| v.as_f64())
+                        .filter(|n| n.is_finite() && *n >= 0.0)
+                        .map_or(default, |n| n as u64)
+                };
+                let max_wait_ms = ms("maxWaitMs", self.max_wait_ms);
+                let effect_timeout_ms = ms("effectTimeoutMs", self.effect_timeout_ms);
+                (reconcile, max_wait_ms, effect_timeout_ms)
             }
         };
         let run = DeliveryRun {
@@ -255,6 +280,8 @@ impl IdempotentConsumer {
             effect: &effect,
             reconcile: reconcile.as_ref().or(self.reconcile.as_ref()),
             max_wait_ms,
+            effect_timeout_ms,
+            callback_timeout_ms: self.callback_timeout_ms,
         };
         run.handle()
             .await

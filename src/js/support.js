@@ -64,7 +64,7 @@ export function makeResultStream() {
 }
 
 // A failed delivery of an idempotent consumer. `code` is stable:
-// InvalidIdentity, InvalidOptions, StorageUnavailable, EffectFailed,
+// InvalidIdentity, InvalidOptions, StorageUnavailable, EffectFailed, EffectTimedOut,
 // DoneNotRecorded, NeedsReconciliation, ReconcileFailed, Busy, Superseded, StorageCannotExclude.
 export class EffectError extends Error {
   constructor(code, message, identity, record, cause, result) {

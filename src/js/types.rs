@@ -206,6 +206,13 @@ export interface ConsumerOptions {
   leaseMs?: number;
   /** How long a delivery waits for a busy identity (default 2 × leaseMs). */
   maxWaitMs?: number;
+  /**
+   * How long the effect may take, ms (default leaseMs; 0: unbounded). Past it the call rejects
+   * with `EffectTimedOut`, the record stays started, and the next delivery reconciles.
+   */
+  effectTimeoutMs?: number;
+  /** How long `reconcile` and each storage-adapter operation may take, ms (default 10000; 0: unbounded). */
+  callbackTimeoutMs?: number;
   /** Decides an effect that was started and never recorded done. */
   reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
   /**
@@ -219,6 +226,8 @@ export interface ConsumerOptions {
 export interface HandleOptions {
   reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
   maxWaitMs?: number;
+  /** Overrides ConsumerOptions.effectTimeoutMs for this delivery. */
+  effectTimeoutMs?: number;
 }
 
 export interface EffectRecord {
@@ -247,7 +256,7 @@ export interface EffectOutcome<T = unknown> {
   record: EffectRecord;
 }
 
-export type EffectErrorCode = "InvalidIdentity" | "InvalidOptions" | "StorageUnavailable" | "EffectFailed"
+export type EffectErrorCode = "InvalidIdentity" | "InvalidOptions" | "StorageUnavailable" | "EffectFailed" | "EffectTimedOut"
   | "DoneNotRecorded" | "NeedsReconciliation" | "ReconcileFailed" | "Busy" | "Superseded" | "StorageCannotExclude";
 
 /** A failed delivery of an IdempotentConsumer. */

@@ -67,6 +67,10 @@ pub enum HandleFailure {
     ReconcileFailed(EffectRecord, JsValue),
     /// Another deliverer kept it busy longer than the caller would wait.
     Busy(Option<EffectRecord>),
+    /// The effect did not settle within its deadline (ms): whether it took
+    /// place is unknown, so the record stays `started` with its lease ended
+    /// and the next delivery reconciles.
+    EffectTimedOut(EffectRecord, u64),
 }
 
 impl From<ConsumerError> for HandleFailure {
@@ -120,6 +124,10 @@ pub struct DeliveryRun<'a> {
     pub reconcile: Option<&'a js_sys::Function>,
     /// How long to wait for a busy identity.
     pub max_wait_ms: u64,
+    /// How long the effect may take before the delivery gives up on it (0: unbounded).
+    pub effect_timeout_ms: u64,
+    /// How long `reconcile` may take (0: unbounded).
+    pub callback_timeout_ms: u32,
 }
 
 impl DeliveryRun<'_> {
@@ -169,9 +177,11 @@ impl DeliveryRun<'_> {
 
     async fn run(&self, started: EffectRecord) -> Result<Handled, HandleFailure> {
         let identity = JsValue::from_str(self.identity);
-        // The effect is the caller's work and may take long: unbounded here;
-        // its lease bounds how long others wait for it.
-        match call_and_await(self.effect, &JsValue::NULL, &[&identity], 0, "the effect").await {
+        // The effect is the caller's work; past its deadline (by default its
+        // lease, after which another deliverer may take over) the call ends
+        // and the record says the outcome is unknown.
+        let within = self.effect_timeout_ms.min(u32::MAX as u64) as u32;
+        match call_and_await(self.effect, &JsValue::NULL, &[&identity], within, "the effect").await {
             Ok(value) => {
                 let now = time::now() as u64;
                 match self.consumer.complete(&started, now, json_of(&value)).await {
@@ -180,14 +190,24 @@ impl DeliveryRun<'_> {
                 }
             }
             Err(thrown) => {
-                let detail = JsFailure::from(thrown.clone()).to_string();
+                let timed_out = js_sys::Reflect::get(&thrown, &JsValue::from_str("deadlineMs"))
+                    .is_ok_and(|v| v.as_f64().is_some());
+                let detail = if timed_out {
+                    "the effect did not settle within its deadline (effectTimeoutMs); whether it took place is unknown".to_owned()
+                } else {
+                    JsFailure::from(thrown.clone()).to_string()
+                };
                 let now = time::now() as u64;
                 let record = self
                     .consumer
                     .fail(&started, now, &detail)
                     .await
                     .unwrap_or(started);
-                Err(HandleFailure::Effect(record, thrown))
+                Err(if timed_out {
+                    HandleFailure::EffectTimedOut(record, self.effect_timeout_ms)
+                } else {
+                    HandleFailure::Effect(record, thrown)
+                })
             }
         }
     }
@@ -202,7 +222,7 @@ impl DeliveryRun<'_> {
             callback,
             &JsValue::NULL,
             &[&identity, &found_js],
-            super::DEFAULT_CALLBACK_TIMEOUT_MS,
+            self.callback_timeout_ms,
             "reconcile()",
         )
         .await

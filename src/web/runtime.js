@@ -18,6 +18,7 @@ export function callWithin(f, self, args, ms, what) {
     const timer = setTimeout(() => {
       const e = new Error(`${what} did not settle within ${ms} ms`);
       e.name = "TimeoutError";
+      e.deadlineMs = ms; // marks our deadline, not a TimeoutError the callback threw
       reject(e);
     }, ms);
     Promise.resolve(returned).then((v) => { clearTimeout(timer); resolve(v); },

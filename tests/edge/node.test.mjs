@@ -221,6 +221,36 @@ test("bad input is refused with typed errors", async () => {
   assert.equal(thrown.record.lastError, "TypeError: no");
 });
 
+test("an effect that never settles: the call ends at its deadline, the record stays started, the next delivery reconciles", async () => {
+  const consumer = await IdempotentConsumer.open({ storage: memoryAdapter(), leaseMs: 5_000, effectTimeoutMs: 150,
+    callbackTimeoutMs: 200 });
+  const started = Date.now();
+  const hung = await consumer.handle("evt-hang", () => new Promise(() => {})).catch((e) => e);
+  assert.ok(hung instanceof EffectError, String(hung));
+  assert.equal(hung.code, "EffectTimedOut");
+  assert.match(hung.message, /150 ms/);
+  assert.ok(Date.now() - started < 2_000, "settled at the deadline, not at the lease");
+  assert.equal(hung.record.state, "started");
+  assert.match(hung.record.lastError, /effectTimeoutMs/);
+  // The lock is released and the lease ended: the next delivery reconciles at once.
+  let effects = 0;
+  const outcome = await consumer.handle("evt-hang", () => { effects += 1; return "again"; },
+    { reconcile: () => "run" });
+  assert.equal(outcome.status, "ran");
+  assert.equal(effects, 1);
+  // A per-call deadline, and 0 for unbounded.
+  const quick = await consumer.handle("evt-slow", () => new Promise((r) => setTimeout(() => r("late"), 300)),
+    { effectTimeoutMs: 50 }).catch((e) => e);
+  assert.equal(quick.code, "EffectTimedOut");
+  const patient = await consumer.handle("evt-slow-2", () => new Promise((r) => setTimeout(() => r("late"), 300)),
+    { effectTimeoutMs: 0 });
+  assert.equal(patient.result, "late");
+  // A reconcile that never settles is bounded too (callback deadline), and the consumer keeps working.
+  const stuck = await consumer.handle("evt-slow", () => 1, { reconcile: () => new Promise(() => {}) }).catch((e) => e);
+  assert.equal(stuck.code, "ReconcileFailed");
+  assert.equal((await consumer.handle("evt-fine", () => "ok")).status, "ran");
+});
+
 test("Node resolves the package by name to its node entry, which needs no init", async () => {
   const app = mkdtempSync(join(tmpdir(), "wow-node-app-"));
   mkdirSync(join(app, "node_modules"));

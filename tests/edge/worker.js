@@ -3,7 +3,7 @@
 // gateway named by the GATEWAY binding, and an idempotent consumer.
 import { WowClient } from "../../pkg/workerd.js";
 import { IdempotentConsumer } from "../../pkg/consumer-workerd.js";
-import { kvAdapter } from "../../pkg/adapters.js";
+import { durableObjectAdapter, kvAdapter } from "../../pkg/adapters.js";
 
 const json = (value, status = 200) =>
   new Response(JSON.stringify(value), { status, headers: { "Content-Type": "application/json" } });
@@ -14,6 +14,15 @@ export default {
     const storage = kvAdapter(env.JOURNAL);
     const namespace = url.searchParams.get("ns") ?? "edge";
     try {
+      if (url.pathname === "/race-do") {
+        // Every invocation for one namespace reaches the same Durable Object.
+        return env.EFFECTS.get(env.EFFECTS.idFromName(namespace)).fetch(request);
+      }
+      if (url.pathname === "/consume-strict") {
+        // The same KV store without accepting duplicate effects.
+        await IdempotentConsumer.open({ storage, namespace });
+        return json({ opened: true });
+      }
       if (url.pathname === "/consume") {
         // Deliver one identity; the effect posts a command whose requestId
         // is the identity (the external system's idempotency key).
@@ -46,3 +55,26 @@ export default {
     }
   },
 };
+
+/**
+ * A Durable Object whose storage backs idempotent consumers: each request
+ * opens its own consumer (its own owner, as separate invocations would) and
+ * delivers one identity; the effect counts its runs in the object's storage.
+ */
+export class EffectsObject {
+  constructor(state) { this.storage = state.storage; }
+  async fetch(request) {
+    const { identity } = await request.json();
+    const consumer = await IdempotentConsumer.open({ storage: durableObjectAdapter(this.storage), namespace: "do", leaseMs: 10_000 });
+    try {
+      const outcome = await consumer.handle(identity, async (key) => {
+        await this.storage.put(`runs:${key}`, ((await this.storage.get(`runs:${key}`)) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, 150));
+        return { ran: true };
+      });
+      return json({ status: outcome.status, runs: await this.storage.get(`runs:${identity}`) });
+    } catch (e) {
+      return json({ error: String(e), code: e.code ?? null }, 500);
+    }
+  }
+}

@@ -25,6 +25,7 @@ function worker() {
     modulesRules: [{ type: "ESModule", include: ["**/*.js"] }, { type: "CompiledWasm", include: ["**/*.wasm"] }],
     compatibilityDate: "2025-07-01",
     kvNamespaces: ["JOURNAL"],
+    durableObjects: { EFFECTS: "EffectsObject" },
     kvPersist: kvDir,
     bindings: { GATEWAY: gateway.base },
   });
@@ -103,5 +104,35 @@ test("an idempotent consumer in the worker runs each identity's effect once acro
     assert.equal(await gateway.stored("account", account, identity), 1, "the effect happened once");
   } finally {
     await mf.dispose();
+  }
+});
+
+test("concurrent invocations delivering one identity through a Durable Object run its effect once", async () => {
+  const mf = worker();
+  try {
+    const ns = unique("do");
+    for (const identity of ["evt-a", "evt-b"]) {
+      const outcomes = await Promise.all([1, 2, 3].map(() => call(mf, `/race-do?ns=${ns}`, { identity })));
+      assert.deepEqual(outcomes.map((o) => o.status).sort(), ["ran", "skipped", "skipped"], JSON.stringify(outcomes));
+      const [after] = await Promise.all([call(mf, `/race-do?ns=${ns}`, { identity })]);
+      assert.equal(after.status, "skipped");
+      assert.equal(after.runs, 1, "the effect ran once");
+    }
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("two workerd runtimes over one Workers KV store: a consumer refuses to open unless duplicates are accepted", async () => {
+  const [a, b] = [worker(), worker()];
+  try {
+    for (const mf of [a, b]) {
+      const r = await mf.dispatchFetch("http://worker/consume-strict?ns=strict", { method: "POST", body: "{}" });
+      const value = await r.json();
+      assert.equal(r.status, 500, JSON.stringify(value));
+      assert.equal(value.code, "StorageCannotExclude");
+    }
+  } finally {
+    await Promise.all([a.dispose(), b.dispose()]);
   }
 });
