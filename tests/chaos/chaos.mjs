@@ -201,7 +201,10 @@ for (const o of ops) {
     const n = await count(r.aggregate.aggregateId, r.requestId);
     if (n > 1) duplicates++;
     if (r.state === "succeeded" && n !== 1) lost++;
-    if (r.appended === false && n !== 0) phantom++;
+    if (r.appended === false && n !== 0) {
+      phantom++;
+      console.error(`said "not appended" but stored ${n}: ${JSON.stringify({ ...r, command: { ...r.command, body: r.command.body } })}`);
+    }
   }
 }
 // Independently, from the SQLite file.

@@ -776,6 +776,14 @@ impl IntentMachine {
         outcome
     }
 
+    /// Whether an attempt before the last one ended without a verdict.
+    fn earlier_attempt_unknown(&self) -> bool {
+        let attempts = &self.record.attempts;
+        attempts[..attempts.len().saturating_sub(1)]
+            .iter()
+            .any(|a| matches!(a.outcome, Some(AttemptOutcome::Unknown(_))) || a.outcome.is_none())
+    }
+
     fn retry_or_give_up(&mut self, now: i64, retry_after_ms: Option<u64>) {
         if self.sent_this_drive < self.config.max_attempts {
             let n = self.sent_this_drive;
@@ -930,9 +938,20 @@ impl IntentMachine {
             Verdict::Reject(failed) => {
                 self.end_attempt(now, AttemptOutcome::Failed(code(&failed)));
                 self.failed = failed;
-                self.record.appended = Some(false);
-                let outcome = self.outcome_with(Status::Rejected, Some(false));
-                self.settle(now, outcome);
+                // A refusal speaks for this attempt only: an earlier one whose
+                // fate was unknown (held at the gateway, say) may still be
+                // appended after it, so "not appended" is not claimed then.
+                if self.earlier_attempt_unknown() {
+                    self.record.appended = None;
+                    let outcome = self.outcome_with(Status::Rejected, None).because(
+                        "refused on a retry; an earlier attempt's fate is unknown, so it may still be appended",
+                    );
+                    self.settle(now, outcome);
+                } else {
+                    self.record.appended = Some(false);
+                    let outcome = self.outcome_with(Status::Rejected, Some(false));
+                    self.settle(now, outcome);
+                }
             }
             Verdict::Conflict(failed) => {
                 self.end_attempt(now, AttemptOutcome::Failed(code(&failed)));

@@ -242,6 +242,36 @@ fn confirmed_not_appended_retries_with_the_same_request_id_after_backoff() {
 }
 
 #[test]
+fn a_refusal_on_a_retry_does_not_claim_an_earlier_unknown_attempt_was_not_appended() {
+    // Attempt 1 is lost (held at the gateway, say), history has nothing yet,
+    // attempt 2 is refused before the bus: attempt 1 may still be appended.
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    m.handle_transport_error(T0 + 1, 1, TransportError::Lost("timeout".into()));
+    drain(&mut m, T0 + 1);
+    m.handle_confirm(T0 + 2, ConfirmAnswer::NotAppended);
+    drain(&mut m, T0 + 2);
+    let at = m.poll_timeout().unwrap();
+    m.handle_timeout(at);
+    let Some(Action::Persist(p)) = m.poll_action() else {
+        panic!("persist the new attempt first")
+    };
+    m.handle_persisted(at, Ok(p.revision + 1));
+    assert_eq!(m.poll_action(), Some(Action::Send { attempt: 2 }));
+    let refused = result(&r, CommandStage::Sent, "Unauthorized", None);
+    m.handle_response(
+        at + 1,
+        2,
+        json(401, ResponseBody::CommandResult(refused)),
+        None,
+    );
+    let o = done(&drain(&mut m, at + 1)).clone();
+    assert_eq!((o.status, o.appended), (Status::Rejected, None));
+    assert!(o.reason.as_deref().unwrap().contains("earlier attempt"));
+    assert_eq!(m.record().appended, None);
+}
+
+#[test]
 fn an_unavailable_history_escalates_after_bounded_queries() {
     let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
     drain(&mut m, T0);
