@@ -167,6 +167,17 @@ try {
   results.journal = j;
   }
 
+  // ---- 5b. footprint per intent -------------------------------------------
+  if (wanted("footprint")) {
+  section("5b. Journal footprint per intent (the records the SDK writes, as JSON text)");
+  const f = await run("footprint", 50);
+  console.log(table(f, [["intents", (r) => `${r.label} (${Object.entries(r.states).map(([k, v]) => `${v} ${k}`).join(", ")})`],
+    ["before the send (unresolved)", (r) => `${r.beforeSendChars.toFixed(0)} B`], ["settled / final", (r) => `${r.settledChars.toFixed(0)} B`],
+    ["key", (r) => `${r.keyChars.toFixed(0)} B`]]));
+  console.log("localStorage counts UTF-16: twice these bytes against its quota; IndexedDB stores the same object structured-cloned");
+  results.footprint = f;
+  }
+
   // ---- 6. memory ----------------------------------------------------------
   if (wanted("memory")) {
   section(`6. Memory across ${N.memory} commands (after a forced GC, journal cleared)`);

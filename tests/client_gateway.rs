@@ -70,6 +70,11 @@ async fn client(extra: Value) -> WowClient {
 }
 
 /// A client whose storage is `storage` (an adapter object), when given.
+/// Awaits one of the client's promises.
+async fn settle(promise: js_sys::Promise) -> Result<JsValue, JsValue> {
+    wasm_bindgen_futures::JsFuture::from(promise).await
+}
+
 async fn client_over(extra: Value, storage: JsValue) -> WowClient {
     let mut options = json!({
         "baseUrl": base(), "storage": "memory", "namespace": unique("ns"),
@@ -82,7 +87,7 @@ async fn client_over(extra: Value, storage: JsValue) -> WowClient {
     if !storage.is_undefined() {
         js_sys::Reflect::set(&options, &"storage".into(), &storage).unwrap();
     }
-    WowClient::connect(options).await.unwrap()
+    WowClient::open(options).await.unwrap()
 }
 
 async fn fault(rule: Value) {
@@ -124,11 +129,13 @@ fn with(command: &JsValue, extra: Value) -> JsValue {
 }
 
 async fn outcome(c: &WowClient, command: JsValue) -> Value {
-    rust(&c.send(command).await.unwrap())
+    rust(&settle(c.send(command)).await.unwrap())
 }
 
 async fn failure(c: &WowClient, command: JsValue) -> Value {
-    let e = c.send_and_wait(command).await.expect_err("a CommandError");
+    let e = settle(c.send_and_wait(command))
+        .await
+        .expect_err("a CommandError");
     rust(&error_of(&e))
 }
 
@@ -136,13 +143,13 @@ async fn failure(c: &WowClient, command: JsValue) -> Value {
 async fn send_and_wait_resolves_to_the_command_result() {
     let c = client(json!({})).await;
     let id = unique("ok");
-    let r = rust(&c.send_and_wait(create(&id)).await.unwrap());
+    let r = rust(&settle(c.send_and_wait(create(&id))).await.unwrap());
     assert_eq!(r["stage"], "PROCESSED");
     assert_eq!(r["aggregateId"], id.as_str());
     assert_eq!(r["succeeded"], true);
     let request_id = r["requestId"].as_str().unwrap();
     assert_eq!(stored("account", &id, request_id).await, 1);
-    let intents = rust(&c.intents().await.unwrap());
+    let intents = rust(&settle(c.intents()).await.unwrap());
     assert_eq!(intents[0]["state"], "succeeded");
     assert_eq!(intents[0]["requestId"], request_id);
 }
@@ -242,10 +249,10 @@ async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing
         "timeoutMs": 5000, "callbackTimeoutMs": 200}),
     );
     js_sys::Reflect::set(&options, &"headers".into(), &headers_hanging_once()).unwrap();
-    let c = WowClient::connect(options).await.unwrap();
+    let c = WowClient::open(options).await.unwrap();
     let id = unique("hung");
     let began = js_sys::Date::now();
-    let o = &rust(&c.send(create(&id)).await.unwrap());
+    let o = &rust(&settle(c.send(create(&id))).await.unwrap());
     let took = js_sys::Date::now() - began;
     assert!(took < 2000.0, "settled within the bound: {took} ms");
     assert_eq!(o["status"], "rejected", "{o}");
@@ -259,7 +266,7 @@ async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing
         stored("account", &id, o["requestId"].as_str().unwrap()).await,
         0
     );
-    let journal = rust(&c.intents().await.unwrap());
+    let journal = rust(&settle(c.intents()).await.unwrap());
     let record = journal
         .as_array()
         .unwrap()
@@ -290,7 +297,7 @@ async fn hostile_bodies_are_refused_before_anything_is_stored() {
             .unwrap();
         let command = lock(&unique("hostile"), 1);
         js_sys::Reflect::set(&command, &"body".into(), &body).unwrap();
-        let e = rust(&error_of(&c.send(command).await.unwrap_err()));
+        let e = rust(&error_of(&settle(c.send(command)).await.unwrap_err()));
         assert_eq!(e["isCommandError"], true, "{name}: {e}");
         assert_eq!(e["code"], "InvalidCommand", "{name}: {e}");
         let message = e["message"].as_str().unwrap_or_default();
@@ -300,7 +307,7 @@ async fn hostile_bodies_are_refused_before_anything_is_stored() {
         );
     }
     assert_eq!(
-        rust(&c.intents().await.unwrap()),
+        rust(&settle(c.intents()).await.unwrap()),
         json!([]),
         "nothing was persisted"
     );
@@ -317,7 +324,7 @@ async fn a_confirmer_that_never_settles_escalates() {
         "timeoutMs": 5000, "callbackTimeoutMs": 100, "retry": {"maxConfirms": 2}}),
     );
     js_sys::Reflect::set(&options, &"confirm".into(), &confirm_never_settles()).unwrap();
-    let c = WowClient::connect(options).await.unwrap();
+    let c = WowClient::open(options).await.unwrap();
     let id = unique("noconfirm");
     fault(json!({"match": {"aggregateId": id}, "fault": "drop_response_after_append", "times": 1}))
         .await;
@@ -344,7 +351,7 @@ async fn a_storage_adapter_that_never_settles_is_unavailable_storage() {
         js(json!({"baseUrl": base(), "namespace": unique("hang"), "callbackTimeoutMs": 150}));
     js_sys::Reflect::set(&options, &"storage".into(), &hanging_adapter()).unwrap();
     let began = js_sys::Date::now();
-    let refused = WowClient::connect(options)
+    let refused = WowClient::open(options)
         .await
         .err()
         .expect("connect refuses");
@@ -393,7 +400,7 @@ async fn processing_slower_than_the_caller_still_ends_in_one_stream() {
     JsFuture::from(gateway_idle(base())).await.unwrap();
     assert_eq!(stored("account", &id, &rid).await, 1);
     // The journal says how each wait ended, beside the caller's deadline.
-    let journal = rust(&c.intents().await.unwrap());
+    let journal = rust(&settle(c.intents()).await.unwrap());
     let record = journal
         .as_array()
         .unwrap()
@@ -431,7 +438,7 @@ async fn gateway_validation_is_a_typed_rejection() {
 async fn business_rejections_are_confirmed_and_reported() {
     let c = client(json!({})).await;
     let id = unique("biz");
-    c.send_and_wait(create(&id)).await.unwrap();
+    settle(c.send_and_wait(create(&id))).await.unwrap();
     let prepare = js(
         json!({"aggregate": {"resource": "account", "id": id}, "action": "prepare",
                             "method": "POST", "body": {"to": "x", "amount": 1000}}),
@@ -449,7 +456,7 @@ async fn business_rejections_are_confirmed_and_reported() {
 async fn a_version_conflict_goes_to_the_caller() {
     let c = client(json!({})).await;
     let id = unique("ver");
-    c.send_and_wait(create(&id)).await.unwrap();
+    settle(c.send_and_wait(create(&id))).await.unwrap();
     let stale = with(&lock(&id, 1), json!({"expectedVersion": 7}));
     let e = failure(&c, stale).await;
     assert_eq!(
@@ -464,7 +471,7 @@ async fn a_create_on_a_taken_id_tells_mine_from_theirs() {
     let mine = client(json!({})).await;
     let theirs = client(json!({})).await;
     let id = unique("taken");
-    theirs.send_and_wait(create(&id)).await.unwrap();
+    settle(theirs.send_and_wait(create(&id))).await.unwrap();
     let e = failure(&mine, create(&id)).await;
     assert_eq!(e["outcome"], "conflict", "{e}");
     // Wow's answer to a create on a taken id: the append of version 1 fails.
@@ -503,7 +510,7 @@ async fn a_create_on_a_taken_id_tells_mine_from_theirs() {
 async fn the_same_intent_key_replays_the_outcome_without_sending() {
     let c = client(json!({})).await;
     let id = unique("key");
-    c.send_and_wait(create(&id)).await.unwrap();
+    settle(c.send_and_wait(create(&id))).await.unwrap();
     let key = unique("pay");
     let cmd = with(&lock(&id, 3), json!({"intentKey": key}));
     let first = outcome(&c, cmd.clone()).await;
@@ -527,7 +534,7 @@ async fn the_same_intent_key_replays_the_outcome_without_sending() {
 async fn a_refusal_before_the_bus_does_not_end_a_keyed_intent() {
     let c = client(json!({})).await;
     let id = unique("refused");
-    c.send_and_wait(create(&id)).await.unwrap();
+    settle(c.send_and_wait(create(&id))).await.unwrap();
     fault(json!({"match": {"aggregateId": id}, "fault": "reject_before_send", "times": 1})).await;
     let cmd = with(&lock(&id, 2), json!({"intentKey": unique("after-sign-in")}));
     let refused = outcome(&c, cmd.clone()).await;
@@ -573,10 +580,10 @@ async fn an_unconfirmable_outcome_is_escalated_then_confirmed_by_hand() {
     let e = failure(&c, create(&id)).await;
     assert_eq!(e["outcome"], "escalated", "{e}");
     assert!(e["appended"].is_null());
-    let intents = rust(&c.intents().await.unwrap());
+    let intents = rust(&settle(c.intents()).await.unwrap());
     assert_eq!(intents[0]["state"], "escalated");
     let confirmed = rust(
-        &c.confirm(e["requestId"].as_str().unwrap().to_owned())
+        &settle(c.confirm(e["requestId"].as_str().unwrap().into()))
             .await
             .unwrap(),
     );
@@ -669,10 +676,13 @@ async fn bad_input_is_refused_before_anything_is_stored() {
         assert!(e["message"].as_str().unwrap().contains(needle), "{e}");
     }
     assert_eq!(
-        rust(&c.intents().await.unwrap()).as_array().unwrap().len(),
+        rust(&settle(c.intents()).await.unwrap())
+            .as_array()
+            .unwrap()
+            .len(),
         0
     );
-    let bad = WowClient::connect(js(json!({"baseUrl": "localhost:1"}))).await;
+    let bad = WowClient::open(js(json!({"baseUrl": "localhost:1"}))).await;
     assert!(bad.is_err());
 }
 
@@ -692,7 +702,7 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     let ns = unique("crash");
     let setup = client_over(json!({"namespace": ns}), adapter.clone()).await;
     let id = unique("acct");
-    setup.send_and_wait(create(&id)).await.unwrap();
+    settle(setup.send_and_wait(create(&id))).await.unwrap();
     let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
     let parsed =
         wow_command_client::js::input::CommandInput::read(&lock(&id, 2), Default::default())
@@ -716,14 +726,14 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
 
     // The reloaded page: a new client over the same storage.
     let reloaded = client_over(json!({"namespace": ns}), adapter.clone()).await;
-    let report = rust(&reloaded.resume().await.unwrap());
+    let report = rust(&settle(reloaded.resume()).await.unwrap());
     let driven = report["driven"].as_array().unwrap();
     assert_eq!(driven.len(), 1, "{report}");
     assert_eq!(driven[0]["status"], "succeeded");
     assert_eq!(driven[0]["requestId"], record.request_id.as_str());
     assert_eq!(stored("account", &id, &record.request_id).await, 1);
     // Nothing is left to resume.
-    let again = rust(&reloaded.resume().await.unwrap());
+    let again = rust(&settle(reloaded.resume()).await.unwrap());
     assert_eq!(again["driven"].as_array().unwrap().len(), 0);
 }
 
@@ -742,7 +752,7 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
     let ns = unique("fresh");
     let setup = client(json!({})).await;
     let id = unique("acct");
-    setup.send_and_wait(create(&id)).await.unwrap();
+    settle(setup.send_and_wait(create(&id))).await.unwrap();
     fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 400, "times": 1}))
         .await;
 
@@ -753,7 +763,7 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
         let first = first.clone();
         let command = lock(&id, 1);
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = first.send(command).await.unwrap();
+            let outcome = settle(first.send(command)).await.unwrap();
             resolve.call1(&JsValue::NULL, &outcome).unwrap();
         });
     });
@@ -761,13 +771,13 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
     // Another driver over the same storage, as soon as the record is there.
     let other = client_over(json!({"namespace": ns}), adapter.clone()).await;
     let intent_id = loop {
-        let listed = rust(&other.intents().await.unwrap());
+        let listed = rust(&settle(other.intents()).await.unwrap());
         if let Some(intent) = listed.as_array().and_then(|l| l.first()) {
             break intent["intentId"].as_str().unwrap().to_owned();
         }
         sleep(1).await;
     };
-    let report = rust(&other.resume().await.unwrap());
+    let report = rust(&settle(other.resume()).await.unwrap());
     assert_eq!(report["driven"].as_array().unwrap().len(), 0, "{report}");
     assert_eq!(report["busy"], json!([intent_id]), "{report}");
 

@@ -289,5 +289,57 @@ export async function memory(n, sample = window.forceGC) {
   return points;
 }
 
-window.bench = { overhead, stages, concurrency, journalScale, memory };
+/**
+ * The journal's footprint per intent, from what the SDK itself writes: an
+ * adapter that keeps every value set, so the record as persisted before its
+ * send (unresolved) and as settled are measured exactly, as JSON text (what
+ * localStorage and adapters store; IndexedDB stores the same object).
+ */
+export async function footprint(n) {
+  const id = await account();
+  const measure = async (label, command, options = {}) => {
+    const map = new Map();
+    const first = new Map();
+    const adapter = {
+      get: (k) => map.get(k) ?? null,
+      set: (k, v) => { if (!first.has(k)) first.set(k, v.length); map.set(k, v); },
+      delete: (k) => void map.delete(k),
+      list: (p) => [...map.keys()].filter((k) => k.startsWith(p)),
+      compareAndSet: (k, expected, v) => {
+        const now = map.get(k);
+        if ((now == null ? 0 : JSON.parse(now).revision ?? 0) !== expected) return false;
+        if (!first.has(k)) first.set(k, v.length);
+        map.set(k, v);
+        return true;
+      },
+    };
+    const client = await WowClient.connect({ baseUrl: base, storage: adapter, namespace: unique("fp"),
+      timeoutMs: 30_000, waitStage: "PROCESSED", ...options });
+    const states = {};
+    for (let i = 0; i < n; i++) {
+      const outcome = await client.send(command(i));
+      states[outcome.status] = (states[outcome.status] ?? 0) + 1;
+    }
+    const keys = [...map.keys()].filter((k) => k.includes("/intents/") || k.includes("intent"));
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    return { label, n, states, records: keys.length,
+      beforeSendChars: mean(keys.map((k) => first.get(k))), settledChars: mean(keys.map((k) => map.get(k).length)),
+      keyChars: mean(keys.map((k) => k.length)) };
+  };
+  const faults = (rules) => fetch(`${base}/__gateway/faults`, { method: "POST",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify({ rules }) });
+  const rows = [];
+  rows.push(await measure("succeeded, small body", () => lock(id)));
+  rows.push(await measure("succeeded, keyed", (i) => ({ ...lock(id), intentKey: `fp-${unique("k")}-${i}` })));
+  rows.push(await measure("succeeded, 1 KiB body", () => ({ ...lock(id), body: { amount: 1, note: "x".repeat(1024) } })));
+  // Unresolved for good: every answer dropped after the append, history unavailable.
+  await faults([{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 10 * n },
+    { match: { path: "/account/event/*" }, fault: "query_unavailable", times: 100 * n }]);
+  rows.push(await measure("escalated (answer lost, history unavailable)", () => lock(id),
+    { retry: { maxAttempts: 3, baseMs: 1, maxMs: 5, maxConfirms: 3 } }));
+  await fetch(`${base}/__gateway/faults`, { method: "DELETE" });
+  return rows;
+}
+
+window.bench = { overhead, stages, concurrency, journalScale, memory, footprint };
 document.body.dataset.ready = "true";

@@ -50,6 +50,19 @@ fn error(outcome: &Outcome) -> JsValue {
     make_command_error(&to_js(outcome))
 }
 
+/// An intent reference from the caller: a non-empty string.
+fn intent_ref(value: &JsValue) -> Result<String, JsValue> {
+    value
+        .as_string()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "intent must be a non-empty string: an intentId, a requestId or an intentKey"
+                    .to_owned(),
+            )
+        })
+}
+
 fn invalid(message: String) -> JsValue {
     error(&failed_outcome(
         "InvalidCommand",
@@ -97,10 +110,199 @@ pub struct WowClient {
 impl WowClient {
     /// Connects: validates options, opens the storage, optionally resumes
     /// unresolved intents in the background.
-    #[wasm_bindgen(unchecked_return_type = "WowClient")]
-    pub async fn connect(
+    #[wasm_bindgen(unchecked_return_type = "Promise<WowClient>")]
+    pub fn connect(
         #[wasm_bindgen(unchecked_param_type = "ConnectOptions")] options: JsValue,
-    ) -> Result<WowClient, JsValue> {
+    ) -> js_sys::Promise {
+        super::promise(async move { WowClient::open(options).await.map(JsValue::from) })
+    }
+
+    /// Sends a command and waits for its wait stage; resolves to the final
+    /// CommandResult, throws `CommandError` for every other outcome.
+    #[wasm_bindgen(js_name = sendAndWait, unchecked_return_type = "Promise<CommandResult>")]
+    pub fn send_and_wait(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> js_sys::Promise {
+        let me = self.shared();
+        super::promise(async move {
+            let outcome = me.run(command, false, &mut |_| {}).await?;
+            if outcome.status == Status::Succeeded {
+                Ok(success_value(&outcome))
+            } else {
+                Err(error(&outcome))
+            }
+        })
+    }
+
+    /// Sends a command and resolves to its `Outcome`; business outcomes
+    /// (rejected, conflict, unknown, escalated) do not throw.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Outcome>")]
+    pub fn send(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> js_sys::Promise {
+        let me = self.shared();
+        super::promise(async move { Ok(to_js(&me.run(command, false, &mut |_| {}).await?)) })
+    }
+
+    /// Sends a command over the SSE stage stream. The handle is an async
+    /// iterable (and `.stream`, a ReadableStream) of every CommandResult as
+    /// its bytes arrive, failed ones included; it throws `CommandError` at
+    /// the end unless the outcome succeeded. `.outcome` resolves to the Outcome.
+    #[wasm_bindgen(js_name = sendAndWaitStream, unchecked_return_type = "ResultStream")]
+    pub fn send_and_wait_stream(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> JsValue {
+        let parts = make_result_stream();
+        let get = |k: &str| js_sys::Reflect::get(&parts, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let handle = get("handle");
+        let push: js_sys::Function = get("push").unchecked_into();
+        let finish: js_sys::Function = get("finish").unchecked_into();
+        let me = WowClient {
+            inner: self.inner.clone(),
+            defaults: self.defaults.clone(),
+        };
+        super::spawn(async move {
+            let mut on_element = |e: &StreamElement| {
+                let value = match e {
+                    StreamElement::Stage(r) => to_js(r),
+                    StreamElement::Error { code, body } => match e.command_result() {
+                        Some(r) => to_js(r),
+                        None => {
+                            let info = match body {
+                                crate::core::protocol::ResponseBody::ErrorInfo(i) => i.clone(),
+                                _ => ErrorInfo {
+                                    error_code: code.clone(),
+                                    error_msg: String::new(),
+                                    binding_errors: Vec::new(),
+                                    succeeded: Some(false),
+                                },
+                            };
+                            to_js(&info)
+                        }
+                    },
+                };
+                let _ = push.call1(&JsValue::NULL, &value);
+            };
+            match me.run(command, true, &mut on_element).await {
+                Ok(outcome) => {
+                    let failure = if outcome.status == Status::Succeeded {
+                        JsValue::UNDEFINED
+                    } else {
+                        error(&outcome)
+                    };
+                    let _ = finish.call2(&JsValue::NULL, &to_js(&outcome), &failure);
+                }
+                Err(e) => {
+                    let detail =
+                        js_sys::Reflect::get(&e, &"detail".into()).unwrap_or(JsValue::NULL);
+                    let _ = finish.call2(&JsValue::NULL, &detail, &e);
+                }
+            }
+        });
+        handle
+    }
+
+    /// Drives every persisted unresolved intent of this namespace: each under
+    /// its Web Lock, so two tabs never drive the same intent.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ResumeReport>")]
+    pub fn resume(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move { resume_all(&inner, false).await })
+    }
+
+    /// The journal's records, oldest first, for UIs.
+    #[wasm_bindgen(unchecked_return_type = "Promise<IntentRecord[]>")]
+    pub fn intents(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let listing = inner.journal.list().await.map_err(journal_error)?;
+            Ok(to_js(&listing.records))
+        })
+    }
+
+    /// Entries that could not be read and were moved aside.
+    #[wasm_bindgen(unchecked_return_type = "Promise<QuarantinedEntry[]>")]
+    pub fn quarantined(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let listing = inner.journal.list().await.map_err(journal_error)?;
+            let entries: Vec<JsonValue> = listing
+                .quarantined
+                .into_iter()
+                .map(|q| {
+                    ObjectWriter::new()
+                        .put("key", &q.key)
+                        .put("reason", &q.reason.to_string())
+                        .done()
+                })
+                .collect();
+            Ok(to_js(&entries))
+        })
+    }
+
+    /// Asks the history about one intent (by intentId/requestId or business
+    /// key) and records the answer. Never sends the command.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Outcome>")]
+    pub fn confirm(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
+    ) -> js_sys::Promise {
+        let me = self.shared();
+        super::promise(async move { me.confirm_now(intent).await })
+    }
+
+    /// Retries an intent that met a version conflict, on the caller's say-so:
+    /// the same intent and requestId, now expecting `expectedVersion`
+    /// (reload the aggregate, decide, then call this). Resolves to the Outcome.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Outcome>")]
+    pub fn retry(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ expectedVersion?: number | null }")]
+        decision: JsValue,
+    ) -> js_sys::Promise {
+        let me = self.shared();
+        super::promise(async move { me.retry_now(intent, decision).await })
+    }
+
+    /// Deletes settled intents older than the retention window.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn prune(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let removed = inner.journal.prune(time::now()).await;
+            removed
+                .map(|n| JsValue::from(n as u32))
+                .map_err(journal_error)
+        })
+    }
+
+    /// Deletes every intent of this namespace (sign-out).
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn clear(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let removed = inner.journal.clear().await;
+            removed
+                .map(|n| JsValue::from(n as u32))
+                .map_err(journal_error)
+        })
+    }
+
+    /// The namespace this client's intents live in.
+    #[wasm_bindgen(getter)]
+    pub fn namespace(&self) -> String {
+        self.inner.journal.namespace().to_owned()
+    }
+}
+
+impl WowClient {
+    /// `connect`: validates options, opens the storage, optionally resumes
+    /// (public for the Rust-side tests, which hold the client itself).
+    pub async fn open(options: JsValue) -> Result<WowClient, JsValue> {
         let parsed = ConnectInput::read(&options).map_err(invalid)?;
         if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
             return Err(invalid(format!(
@@ -168,7 +370,9 @@ impl WowClient {
                     };
                     crate::web::JsonLimits {
                         max_chars: clamp(parsed.max_body_chars, base.max_chars),
-                        max_depth: clamp(parsed.max_body_depth, base.max_depth),
+                        // Beyond what a JsonValue is read with, a body could not be kept.
+                        max_depth: clamp(parsed.max_body_depth, base.max_depth)
+                            .min(crate::core::protocol::json_value::MAX_NESTING),
                     }
                 },
             },
@@ -177,133 +381,15 @@ impl WowClient {
         client.inner.journal.list().await.map_err(journal_error)?;
         if parsed.resume == Some(true) {
             let inner = client.inner.clone();
-            wasm_bindgen_futures::spawn_local(async move {
+            super::spawn(async move {
                 let _ = resume_all(&inner, true).await;
             });
         }
         Ok(client)
     }
 
-    /// Sends a command and waits for its wait stage; resolves to the final
-    /// CommandResult, throws `CommandError` for every other outcome.
-    #[wasm_bindgen(js_name = sendAndWait, unchecked_return_type = "CommandResult")]
-    pub async fn send_and_wait(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let outcome = self.run(command, false, &mut |_| {}).await?;
-        if outcome.status == Status::Succeeded {
-            Ok(success_value(&outcome))
-        } else {
-            Err(error(&outcome))
-        }
-    }
-
-    /// Sends a command and resolves to its `Outcome`; business outcomes
-    /// (rejected, conflict, unknown, escalated) do not throw.
-    #[wasm_bindgen(unchecked_return_type = "Outcome")]
-    pub async fn send(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let outcome = self.run(command, false, &mut |_| {}).await?;
-        Ok(to_js(&outcome))
-    }
-
-    /// Sends a command over the SSE stage stream. The handle is an async
-    /// iterable (and `.stream`, a ReadableStream) of every CommandResult as
-    /// its bytes arrive, failed ones included; it throws `CommandError` at
-    /// the end unless the outcome succeeded. `.outcome` resolves to the Outcome.
-    #[wasm_bindgen(js_name = sendAndWaitStream, unchecked_return_type = "ResultStream")]
-    pub fn send_and_wait_stream(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
-    ) -> JsValue {
-        let parts = make_result_stream();
-        let get = |k: &str| js_sys::Reflect::get(&parts, &k.into()).unwrap_or(JsValue::UNDEFINED);
-        let handle = get("handle");
-        let push: js_sys::Function = get("push").unchecked_into();
-        let finish: js_sys::Function = get("finish").unchecked_into();
-        let me = WowClient {
-            inner: self.inner.clone(),
-            defaults: self.defaults.clone(),
-        };
-        wasm_bindgen_futures::spawn_local(async move {
-            let mut on_element = |e: &StreamElement| {
-                let value = match e {
-                    StreamElement::Stage(r) => to_js(r),
-                    StreamElement::Error { code, body } => match e.command_result() {
-                        Some(r) => to_js(r),
-                        None => {
-                            let info = match body {
-                                crate::core::protocol::ResponseBody::ErrorInfo(i) => i.clone(),
-                                _ => ErrorInfo {
-                                    error_code: code.clone(),
-                                    error_msg: String::new(),
-                                    binding_errors: Vec::new(),
-                                    succeeded: Some(false),
-                                },
-                            };
-                            to_js(&info)
-                        }
-                    },
-                };
-                let _ = push.call1(&JsValue::NULL, &value);
-            };
-            match me.run(command, true, &mut on_element).await {
-                Ok(outcome) => {
-                    let failure = if outcome.status == Status::Succeeded {
-                        JsValue::UNDEFINED
-                    } else {
-                        error(&outcome)
-                    };
-                    let _ = finish.call2(&JsValue::NULL, &to_js(&outcome), &failure);
-                }
-                Err(e) => {
-                    let detail =
-                        js_sys::Reflect::get(&e, &"detail".into()).unwrap_or(JsValue::NULL);
-                    let _ = finish.call2(&JsValue::NULL, &detail, &e);
-                }
-            }
-        });
-        handle
-    }
-
-    /// Drives every persisted unresolved intent of this namespace: each under
-    /// its Web Lock, so two tabs never drive the same intent.
-    #[wasm_bindgen(unchecked_return_type = "ResumeReport")]
-    pub async fn resume(&self) -> Result<JsValue, JsValue> {
-        resume_all(&self.inner, false).await
-    }
-
-    /// The journal's records, oldest first, for UIs.
-    #[wasm_bindgen(unchecked_return_type = "IntentRecord[]")]
-    pub async fn intents(&self) -> Result<JsValue, JsValue> {
-        let listing = self.inner.journal.list().await.map_err(journal_error)?;
-        Ok(to_js(&listing.records))
-    }
-
-    /// Entries that could not be read and were moved aside.
-    #[wasm_bindgen(unchecked_return_type = "QuarantinedEntry[]")]
-    pub async fn quarantined(&self) -> Result<JsValue, JsValue> {
-        let listing = self.inner.journal.list().await.map_err(journal_error)?;
-        let entries: Vec<JsonValue> = listing
-            .quarantined
-            .into_iter()
-            .map(|q| {
-                ObjectWriter::new()
-                    .put("key", &q.key)
-                    .put("reason", &q.reason.to_string())
-                    .done()
-            })
-            .collect();
-        Ok(to_js(&entries))
-    }
-
-    /// Asks the history about one intent (by intentId/requestId or business
-    /// key) and records the answer. Never sends the command.
-    #[wasm_bindgen(unchecked_return_type = "Outcome")]
-    pub async fn confirm(&self, intent: String) -> Result<JsValue, JsValue> {
+    async fn confirm_now(&self, intent: JsValue) -> Result<JsValue, JsValue> {
+        let intent = intent_ref(&intent)?;
         let record = self
             .inner
             .journal
@@ -326,20 +412,33 @@ impl WowClient {
         Ok(to_js(&outcome))
     }
 
-    /// Retries an intent that met a version conflict, on the caller's say-so:
-    /// the same intent and requestId, now expecting `expectedVersion`
-    /// (reload the aggregate, decide, then call this). Resolves to the Outcome.
-    #[wasm_bindgen(unchecked_return_type = "Outcome")]
-    pub async fn retry(
-        &self,
-        intent: String,
-        #[wasm_bindgen(unchecked_param_type = "{ expectedVersion?: number | null }")]
-        decision: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let expected = js_sys::Reflect::get(&decision, &"expectedVersion".into())
-            .ok()
-            .and_then(|v| v.as_f64())
-            .map(|v| v as i64);
+    async fn retry_now(&self, intent: JsValue, decision: JsValue) -> Result<JsValue, JsValue> {
+        let intent = intent_ref(&intent)?;
+        let expected = if decision.is_object() {
+            js_sys::Reflect::get(&decision, &"expectedVersion".into())
+                .map_err(|_| invalid("decision.expectedVersion could not be read".to_owned()))?
+        } else if decision.is_undefined() || decision.is_null() {
+            JsValue::UNDEFINED
+        } else {
+            return Err(invalid(
+                "decision must be an object: { expectedVersion }".to_owned(),
+            ));
+        };
+        let expected = if expected.is_undefined() || expected.is_null() {
+            None
+        } else {
+            match expected.as_f64() {
+                Some(v) if v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 => {
+                    Some(v as i64)
+                }
+                _ => {
+                    return Err(invalid(
+                        "decision.expectedVersion must be a non-negative integer or null"
+                            .to_owned(),
+                    ))
+                }
+            }
+        };
         let record = self
             .inner
             .journal
@@ -353,34 +452,14 @@ impl WowClient {
         ))
     }
 
-    /// Deletes settled intents older than the retention window.
-    pub async fn prune(&self) -> Result<u32, JsValue> {
-        self.inner
-            .journal
-            .prune(time::now())
-            .await
-            .map(|n| n as u32)
-            .map_err(journal_error)
+    /// Another handle on the same client, for a call's future to own.
+    fn shared(&self) -> WowClient {
+        WowClient {
+            inner: self.inner.clone(),
+            defaults: self.defaults.clone(),
+        }
     }
 
-    /// Deletes every intent of this namespace (sign-out).
-    pub async fn clear(&self) -> Result<u32, JsValue> {
-        self.inner
-            .journal
-            .clear()
-            .await
-            .map(|n| n as u32)
-            .map_err(journal_error)
-    }
-
-    /// The namespace this client's intents live in.
-    #[wasm_bindgen(getter)]
-    pub fn namespace(&self) -> String {
-        self.inner.journal.namespace().to_owned()
-    }
-}
-
-impl WowClient {
     async fn run(
         &self,
         command: JsValue,

@@ -4,6 +4,8 @@
 //! crash between the effect and its record goes to reconciliation instead
 //! of running the effect blindly again.
 
+use std::rc::Rc;
+
 use wasm_bindgen::prelude::*;
 
 use crate::core::consumer::{Consumer, ConsumerError, EffectRecord, DEFAULT_LEASE_MS};
@@ -35,6 +37,17 @@ fn effect_error(code: &str, message: &str, identity: Option<&str>) -> JsValue {
     let identity = identity.map_or(JsValue::NULL, JsValue::from_str);
     let none = JsValue::UNDEFINED;
     make_effect_error(code, message, &identity, &JsValue::NULL, &none, &none)
+}
+
+/// An identity from the caller: a string (the core checks its content).
+fn identity_of(value: &JsValue) -> Result<String, JsValue> {
+    value.as_string().ok_or_else(|| {
+        effect_error(
+            "InvalidIdentity",
+            "identity must be a non-empty string (an event id, a message id, a business key)",
+            None,
+        )
+    })
 }
 
 fn consumer_error(e: ConsumerError, identity: Option<&str>) -> JsValue {
@@ -145,6 +158,84 @@ fn stored_result(record: &EffectRecord) -> JsValue {
 /// A consumer with side effects that records each input identity durably.
 #[wasm_bindgen]
 pub struct IdempotentConsumer {
+    shared: Rc<Shared>,
+}
+
+#[wasm_bindgen]
+impl IdempotentConsumer {
+    /// Opens a consumer over the same storage choices as `WowClient`
+    /// (`'indexedDB'`, `'localStorage'`, `'memory'` or an adapter).
+    #[wasm_bindgen(unchecked_return_type = "Promise<IdempotentConsumer>")]
+    pub fn open(
+        #[wasm_bindgen(unchecked_optional_param_type = "ConsumerOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        super::promise(async move {
+            let shared = Rc::new(Shared::open(options).await?);
+            Ok(IdempotentConsumer { shared }.into())
+        })
+    }
+
+    /// Runs `effect(identity)` unless this identity's effect is already
+    /// done. Resolves to `{ status: 'ran' | 'skipped' | 'reconciled',
+    /// identity, attempt, result, record }`; throws `EffectError`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<EffectOutcome>")]
+    pub fn handle(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] identity: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "(identity: string) => unknown")] effect: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "HandleOptions")] options: JsValue,
+    ) -> js_sys::Promise {
+        let shared = self.shared.clone();
+        super::promise(async move { shared.handle(identity, effect, options).await })
+    }
+
+    /// The record of one identity, or null.
+    #[wasm_bindgen(unchecked_return_type = "Promise<EffectRecord | null>")]
+    pub fn find(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] identity: JsValue,
+    ) -> js_sys::Promise {
+        let shared = self.shared.clone();
+        super::promise(async move { shared.find(identity).await })
+    }
+
+    /// Every record of the namespace.
+    #[wasm_bindgen(unchecked_return_type = "Promise<EffectRecord[]>")]
+    pub fn records(&self) -> js_sys::Promise {
+        let shared = self.shared.clone();
+        super::promise(async move { shared.records().await })
+    }
+
+    /// Forgets an identity: its next delivery runs the effect again.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn forget(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] identity: JsValue,
+    ) -> js_sys::Promise {
+        let shared = self.shared.clone();
+        super::promise(async move { shared.forget(identity).await })
+    }
+
+    /// Removes done records older than `olderThanMs` (default 7 days);
+    /// started ones are kept. Resolves to how many were removed.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn prune(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] older_than_ms: JsValue,
+    ) -> js_sys::Promise {
+        let shared = self.shared.clone();
+        super::promise(async move { shared.prune(older_than_ms).await })
+    }
+
+    /// The storage namespace.
+    #[wasm_bindgen(getter)]
+    pub fn namespace(&self) -> String {
+        self.shared.inner.namespace().to_owned()
+    }
+}
+
+/// What a consumer's calls share (their futures own an `Rc` of it).
+struct Shared {
     inner: Consumer<AnyStore>,
     owner: String,
     reconcile: Option<js_sys::Function>,
@@ -153,17 +244,15 @@ pub struct IdempotentConsumer {
     callback_timeout_ms: u32,
 }
 
-#[wasm_bindgen]
-impl IdempotentConsumer {
+impl Shared {
     /// Opens a consumer over the same storage choices as `WowClient`
     /// (`'indexedDB'`, `'localStorage'`, `'memory'` or an adapter).
-    #[wasm_bindgen(unchecked_return_type = "IdempotentConsumer")]
-    pub async fn open(
-        #[wasm_bindgen(unchecked_optional_param_type = "ConsumerOptions")] options: Option<
-            js_sys::Object,
-        >,
-    ) -> Result<IdempotentConsumer, JsValue> {
-        let options: JsValue = options.unwrap_or_default().into();
+    async fn open(options: JsValue) -> Result<Shared, JsValue> {
+        let options = if options.is_undefined() || options.is_null() {
+            js_sys::Object::new().into()
+        } else {
+            options
+        };
         let options = if options.is_object() {
             options
         } else {
@@ -232,7 +321,7 @@ impl IdempotentConsumer {
         let inner = Consumer::new(store, namespace, lease_ms);
         // Verify the storage answers now, not at the first delivery.
         inner.list().await.map_err(|e| consumer_error(e, None))?;
-        Ok(IdempotentConsumer {
+        Ok(Shared {
             inner,
             owner: format!("{:016x}", random_u64()),
             reconcile,
@@ -245,20 +334,32 @@ impl IdempotentConsumer {
     /// Runs `effect(identity)` unless this identity's effect is already
     /// done. Resolves to `{ status: 'ran' | 'skipped' | 'reconciled',
     /// identity, attempt, result, record }`; throws `EffectError`.
-    #[wasm_bindgen(unchecked_return_type = "EffectOutcome")]
-    pub async fn handle(
+    async fn handle(
         &self,
-        identity: &str,
-        #[wasm_bindgen(unchecked_param_type = "(identity: string) => unknown")]
-        effect: js_sys::Function,
-        #[wasm_bindgen(unchecked_optional_param_type = "HandleOptions")] options: Option<
-            js_sys::Object,
-        >,
+        identity: JsValue,
+        effect: JsValue,
+        options: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let identity = &identity_of(&identity)?;
+        let effect = crate::web::guard::function(&effect).ok_or_else(|| {
+            effect_error(
+                "InvalidOptions",
+                "effect must be a function",
+                Some(identity),
+            )
+        })?;
         let (reconcile, max_wait_ms, effect_timeout_ms) = match options {
-            None => (None, self.max_wait_ms, self.effect_timeout_ms),
-            Some(options) => {
-                let options: JsValue = options.into();
+            options if options.is_undefined() || options.is_null() => {
+                (None, self.max_wait_ms, self.effect_timeout_ms)
+            }
+            options if !options.is_object() => {
+                return Err(effect_error(
+                    "InvalidOptions",
+                    "options must be an object",
+                    Some(identity),
+                ))
+            }
+            options => {
                 let reconcile = input::function(&options, "reconcile")
                     .map_err(|e| effect_error("InvalidOptions", &e, Some(identity)))?;
                 let ms = |name: &str, default: u64| {
@@ -290,16 +391,15 @@ impl IdempotentConsumer {
     }
 
     /// The record of one identity, or null.
-    #[wasm_bindgen(unchecked_return_type = "EffectRecord | null")]
-    pub async fn find(&self, identity: &str) -> Result<JsValue, JsValue> {
+    async fn find(&self, identity: JsValue) -> Result<JsValue, JsValue> {
+        let identity = &identity_of(&identity)?;
         let found = self.inner.find(identity).await;
         let found = found.map_err(|e| consumer_error(e, Some(identity)))?;
         Ok(found.as_ref().map_or(JsValue::NULL, to_js))
     }
 
     /// Every record of the namespace.
-    #[wasm_bindgen(unchecked_return_type = "EffectRecord[]")]
-    pub async fn records(&self) -> Result<JsValue, JsValue> {
+    async fn records(&self) -> Result<JsValue, JsValue> {
         let listing = self
             .inner
             .list()
@@ -309,27 +409,36 @@ impl IdempotentConsumer {
     }
 
     /// Forgets an identity: its next delivery runs the effect again.
-    pub async fn forget(&self, identity: &str) -> Result<(), JsValue> {
+    async fn forget(&self, identity: JsValue) -> Result<JsValue, JsValue> {
+        let identity = &identity_of(&identity)?;
         self.inner
             .forget(identity)
             .await
+            .map(|()| JsValue::UNDEFINED)
             .map_err(|e| consumer_error(e, Some(identity)))
     }
 
     /// Removes done records older than `olderThanMs` (default 7 days);
     /// started ones are kept. Resolves to how many were removed.
-    pub async fn prune(&self, older_than_ms: Option<f64>) -> Result<u32, JsValue> {
-        let retention = older_than_ms.map_or(DEFAULT_RETENTION_MS, |ms| ms.max(0.0) as u64);
+    async fn prune(&self, older_than_ms: JsValue) -> Result<JsValue, JsValue> {
+        let retention = if older_than_ms.is_undefined() || older_than_ms.is_null() {
+            DEFAULT_RETENTION_MS
+        } else {
+            match older_than_ms.as_f64() {
+                Some(ms) if ms >= 0.0 && ms.is_finite() => ms as u64,
+                _ => {
+                    return Err(effect_error(
+                        "InvalidOptions",
+                        "olderThanMs must be a non-negative number",
+                        None,
+                    ))
+                }
+            }
+        };
         let now = time::now() as u64;
         let removed = self.inner.prune(now, retention).await;
         removed
-            .map(|n| n as u32)
+            .map(|n| JsValue::from(n as u32))
             .map_err(|e| consumer_error(e, None))
-    }
-
-    /// The storage namespace.
-    #[wasm_bindgen(getter)]
-    pub fn namespace(&self) -> String {
-        self.inner.namespace().to_owned()
     }
 }

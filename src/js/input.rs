@@ -1,6 +1,6 @@
 //! Reading the caller's options and commands, with clear errors for bad input.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 #[cfg(feature = "client")]
 use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
@@ -206,7 +206,7 @@ impl Fields {
         if object.is_undefined() || object.is_null() {
             return Err(format!("{what} is required"));
         }
-        if !object.is_object() || js_sys::Array::is_array(object) {
+        if !object.is_object() || crate::web::guard::is_array(object) != Some(false) {
             return Err(format!("{what} must be an object"));
         }
         Ok(Fields {
@@ -257,7 +257,8 @@ impl Fields {
         self.get(name)?
             .map(|v| {
                 v.as_f64()
-                    .filter(|n| n.is_finite() && *n >= 0.0 && n.fract() == 0.0)
+                    // At most 2^53 - 1: beyond it a number is no longer exact in JS.
+                    .filter(|n| *n >= 0.0 && *n <= 9_007_199_254_740_991.0 && n.fract() == 0.0)
                     .map(|n| n as u64)
                     .ok_or_else(|| self.wrong(name, "a non-negative integer"))
             })
@@ -289,9 +290,9 @@ impl Fields {
             return Ok(None);
         };
         let mut out = Vec::new();
-        let object: &js_sys::Object = map.object.unchecked_ref();
-        for key in js_sys::Object::keys(object).iter() {
-            let key = key.as_string().unwrap_or_default();
+        let keys = crate::web::guard::keys(&map.object)
+            .ok_or_else(|| format!("{}.{name} could not be read", self.what))?;
+        for key in keys {
             if let Some(value) = map.string(&key)? {
                 out.push((key, value));
             }
@@ -306,10 +307,9 @@ pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    value
-        .dyn_into::<js_sys::Function>()
+    crate::web::guard::function(&value)
         .map(Some)
-        .map_err(|_| format!("option `{name}` must be a function"))
+        .ok_or_else(|| format!("option `{name}` must be a function"))
 }
 
 #[cfg(feature = "client")]

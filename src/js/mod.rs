@@ -9,5 +9,30 @@ mod consumer;
 pub mod input;
 mod types;
 
+use std::future::Future;
+use std::pin::Pin;
+
+use wasm_bindgen::JsValue;
+
+/// A call's future, boxed: every exported async method and background task
+/// goes through [`promise`] or [`spawn`], so the module holds one
+/// instantiation of the futures machinery instead of one per method.
+type Call = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
+/// The promise an exported async method returns.
+pub(crate) fn promise(
+    call: impl Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> js_sys::Promise {
+    let call: Call = Box::pin(call);
+    wasm_bindgen_futures::future_to_promise(call)
+}
+
+/// Runs `task` in the background (its result is the task's own business).
+#[cfg(feature = "client")]
+pub(crate) fn spawn(task: impl Future<Output = ()> + 'static) {
+    let task: Pin<Box<dyn Future<Output = ()>>> = Box::pin(task);
+    wasm_bindgen_futures::spawn_local(task)
+}
+
 #[cfg(feature = "client")]
 pub use client::WowClient;

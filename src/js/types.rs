@@ -67,7 +67,7 @@ export interface ConnectOptions {
   callbackTimeoutMs?: number;
   /** The longest command body, as JSON text in UTF-16 code units (default 1048576); a longer one is refused before it is persisted. */
   maxBodyChars?: number;
-  /** The deepest nesting of arrays and objects in a command body (default 64). */
+  /** The deepest nesting of arrays and objects in a command body (default 64, at most 512). */
   maxBodyDepth?: number;
 }
 

@@ -55,16 +55,19 @@ impl Client {
         if value.is_undefined() || value.is_null() {
             return Ok(Vec::new());
         }
-        let object: js_sys::Object = value
-            .dyn_into()
-            .map_err(|_| "headers() must return an object".to_owned())?;
-        Ok(js_sys::Object::entries(&object)
-            .iter()
-            .filter_map(|pair| {
-                let pair: js_sys::Array = pair.dyn_into().ok()?;
-                Some((pair.get(0).as_string()?, pair.get(1).as_string()?))
-            })
-            .collect())
+        let not_an_object = || "headers() must return an object of strings".to_owned();
+        if !value.is_object() || super::guard::is_array(&value) != Some(false) {
+            return Err(not_an_object());
+        }
+        let keys = super::guard::keys(&value).ok_or_else(not_an_object)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let header = super::guard::get(&value, &key).ok_or_else(not_an_object)?;
+            if let Some(header) = header.as_string() {
+                out.push((key, header));
+            }
+        }
+        Ok(out)
     }
 
     /// Asks the history, through the caller's confirmer or the gateway.

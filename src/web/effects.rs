@@ -79,12 +79,13 @@ impl From<ConsumerError> for HandleFailure {
     }
 }
 
-/// A JS value as JSON (`None` where it is not JSON-compatible).
+/// A JS value as JSON (`None` where it is not JSON-compatible or beyond
+/// the body limits: the record keeps no result, the caller still gets it).
 fn json_of(value: &JsValue) -> Option<JsonValue> {
     if value.is_undefined() {
         return None;
     }
-    super::json_from_js(value.clone()).ok()
+    super::caller_json(value, "the result", super::JsonLimits::default()).ok()
 }
 
 /// Reads a reconciliation callback's answer: `'done'`, `'run'`,
@@ -181,7 +182,15 @@ impl DeliveryRun<'_> {
         // lease, after which another deliverer may take over) the call ends
         // and the record says the outcome is unknown.
         let within = self.effect_timeout_ms.min(u32::MAX as u64) as u32;
-        match call_and_await(self.effect, &JsValue::NULL, &[&identity], within, "the effect").await {
+        match call_and_await(
+            self.effect,
+            &JsValue::NULL,
+            &[&identity],
+            within,
+            "the effect",
+        )
+        .await
+        {
             Ok(value) => {
                 let now = time::now() as u64;
                 match self.consumer.complete(&started, now, json_of(&value)).await {

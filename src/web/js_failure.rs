@@ -1,6 +1,6 @@
 //! A JS exception, captured as `{ name, message }`.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 /// What a JS exception said.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,22 +13,28 @@ pub struct JsFailure {
 
 impl From<JsValue> for JsFailure {
     fn from(value: JsValue) -> JsFailure {
+        // Whatever was thrown: an Error, a string, or a hostile object
+        // whose every read throws (read through `guard`, never `instanceof`).
         let field = |key: &str| {
-            js_sys::Reflect::get(&value, &JsValue::from_str(key))
-                .ok()
-                .and_then(|v| v.as_string())
+            if value.is_object() || value.is_function() {
+                super::guard::get(&value, key).and_then(|v| v.as_string())
+            } else {
+                None
+            }
         };
-        match value.dyn_ref::<js_sys::Error>() {
-            Some(_) => JsFailure {
-                name: field("name").unwrap_or_else(|| "Error".into()),
-                message: field("message").unwrap_or_default(),
-            },
-            None => JsFailure {
-                name: field("name").unwrap_or_else(|| "Error".into()),
-                message: field("message")
-                    .or_else(|| value.as_string())
-                    .unwrap_or_else(|| format!("{value:?}")),
-            },
+        let message = field("message").or_else(|| value.as_string());
+        JsFailure {
+            name: field("name").unwrap_or_else(|| "Error".into()),
+            message: message.unwrap_or_else(|| {
+                let kind = if value.is_object() {
+                    "an object that is not an Error"
+                } else if value.is_undefined() {
+                    "undefined"
+                } else {
+                    "a value that is not an Error"
+                };
+                kind.to_owned()
+            }),
         }
     }
 }

@@ -25,7 +25,7 @@ export function localLockWait(name, timeoutMs) {
       const at = queue.indexOf(waiter);
       if (at > 0) queue.splice(at, 1);
       resolve(null);
-    }, Math.max(0, timeoutMs));
+    }, Math.min(Math.max(0, timeoutMs), 2147483647));
   });
 }
 

@@ -26,7 +26,7 @@ export function lockWait(name, timeoutMs) {
   const locks = globalThis.navigator && globalThis.navigator.locks;
   if (!locks) return Promise.resolve(undefined);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), Math.max(0, timeoutMs));
+  const timer = setTimeout(() => controller.abort(), Math.min(Math.max(0, timeoutMs), 2147483647));
   return new Promise((resolve, reject) => {
     locks
       .request(name, { signal: controller.signal }, () => {

@@ -6,6 +6,7 @@
 pub mod driver;
 #[cfg(feature = "consumer")]
 pub mod effects;
+pub mod guard;
 #[cfg(feature = "client")]
 pub mod http;
 pub mod js_failure;
@@ -69,8 +70,30 @@ pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
 
 /// Free-form JSON as a plain JS value, through serde-wasm-bindgen.
 pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
-    serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
+    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
+    serde::Serialize::serialize(value, &serializer)
+        // Integers beyond 2^53 (a hostile answer's version) have no exact JS
+        // number: written as the nearest one rather than failing the whole value.
+        .or_else(|_| serde::Serialize::serialize(&inexact_numbers(value.clone()), &serializer))
         .unwrap_or(wasm_bindgen::JsValue::NULL)
+}
+
+fn inexact_numbers(value: JsonValue) -> JsonValue {
+    const SAFE: i64 = 9_007_199_254_740_991;
+    match value {
+        JsonValue::Int(i) if !(-SAFE..=SAFE).contains(&i) => JsonValue::Float(i as f64),
+        JsonValue::UInt(u) => JsonValue::Float(u as f64),
+        JsonValue::Array(items) => {
+            JsonValue::Array(items.into_iter().map(inexact_numbers).collect())
+        }
+        JsonValue::Object(entries) => JsonValue::Object(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k, inexact_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// Limits on a caller's free-form JSON (a command body), checked before

@@ -1,7 +1,9 @@
 // Timers, randomness and bounded callback calls (src/web/time.rs, random.rs, mod.rs).
 
-export function sleepMs(ms) { return new Promise((r) => setTimeout(r, Math.max(0, ms))); }
-export function after(ms, f) { return setTimeout(f, Math.max(0, ms)); }
+// Timers take at most 2^31 - 1 ms: a longer delay would fire at once.
+const delay = (ms) => Math.min(Math.max(0, ms), 2147483647);
+export function sleepMs(ms) { return new Promise((r) => setTimeout(r, delay(ms))); }
+export function after(ms, f) { return setTimeout(f, delay(ms)); }
 export function cancelAfter(handle) { clearTimeout(handle); }
 
 export function randomBytes(n) {
@@ -20,7 +22,7 @@ export function callWithin(f, self, args, ms, what) {
       e.name = "TimeoutError";
       e.deadlineMs = ms; // marks our deadline, not a TimeoutError the callback threw
       reject(e);
-    }, ms);
+    }, delay(ms));
     Promise.resolve(returned).then((v) => { clearTimeout(timer); resolve(v); },
                                    (e) => { clearTimeout(timer); reject(e); });
   });

@@ -102,6 +102,37 @@ impl<'de> Deserialize<'de> for JsonValue {
 
 struct ValueVisitor;
 
+/// The deepest nesting of arrays and objects a [`JsonValue`] is read with:
+/// a deeper value (a hostile server's answer, a corrupt record) is refused
+/// instead of exhausting the stack, which in wasm would trap.
+pub const MAX_NESTING: u32 = 512;
+
+std::thread_local! {
+    static NESTING: ::core::cell::Cell<u32> = const { ::core::cell::Cell::new(0) };
+}
+
+/// One level of nesting, left again on drop.
+struct Nested;
+
+impl Nested {
+    fn enter<E: serde::de::Error>() -> Result<Nested, E> {
+        NESTING.with(|n| {
+            if n.get() >= MAX_NESTING {
+                Err(E::custom("JSON nested too deeply"))
+            } else {
+                n.set(n.get() + 1);
+                Ok(Nested)
+            }
+        })
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        NESTING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
 impl<'de> Visitor<'de> for ValueVisitor {
     type Value = JsonValue;
 
@@ -139,6 +170,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(JsonValue::String(v))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsonValue, A::Error> {
+        let _level = Nested::enter()?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
         while let Some(item) = seq.next_element()? {
             items.push(item);
@@ -146,6 +178,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(JsonValue::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonValue, A::Error> {
+        let _level = Nested::enter()?;
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
         while let Some((k, v)) = map.next_entry::<String, JsonValue>()? {
             entries.push((k, v));
@@ -169,5 +202,20 @@ mod tests {
         assert!(value.get("missing").is_none());
         assert!(JsonValue::empty_object().is_empty_object());
         assert!(!value.is_empty_object());
+    }
+
+    #[test]
+    fn refuses_nesting_beyond_its_limit_and_recovers() {
+        let read = |n: usize| {
+            let text = format!("{}{}", "[".repeat(n), "]".repeat(n));
+            let mut de = serde_json::Deserializer::from_str(&text);
+            de.disable_recursion_limit();
+            JsonValue::deserialize(&mut de)
+        };
+        assert!(read(MAX_NESTING as usize).is_ok());
+        assert!(read(MAX_NESTING as usize + 1).is_err());
+        assert!(read(100_000).is_err(), "refused, not a stack overflow");
+        // The counter is back at zero after a refusal.
+        assert!(read(MAX_NESTING as usize).is_ok());
     }
 }

@@ -16,7 +16,7 @@
 //! lock (or the runtime's single-writer guarantee) must keep one driver per
 //! intent. Eventually consistent KV stores can also return a stale read.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use super::text_kv::{TextKv, TextStore};
 use super::unavailable;
@@ -35,9 +35,7 @@ pub struct AdapterKv {
 }
 
 fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
-    js_sys::Reflect::get(raw, &JsValue::from_str(name))
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+    crate::web::guard::get(raw, name).and_then(|f| crate::web::guard::function(&f))
 }
 
 /// Wraps an adapter object, checking it has the required methods.
@@ -107,13 +105,12 @@ impl TextKv for AdapterKv {
 
     async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
         let found = self.call("list", &[prefix.into()], false).await?;
-        let entries: js_sys::Array = found
-            .dyn_into()
-            .map_err(|_| not_a("an array", format!("list({prefix})")))?;
+        let entries = crate::web::guard::elements(&found)
+            .ok_or_else(|| not_a("an array", format!("list({prefix})")))?;
         Ok(entries
-            .iter()
-            .filter_map(|entry| match entry.dyn_ref::<js_sys::Array>() {
-                Some(pair) => Some((pair.get(0).as_string()?, pair.get(1).as_string())),
+            .into_iter()
+            .filter_map(|entry| match crate::web::guard::elements(&entry) {
+                Some(pair) => Some((pair.first()?.as_string()?, pair.get(1)?.as_string())),
                 None => Some((entry.as_string()?, None)),
             })
             .filter(|(key, _)| key.starts_with(prefix))

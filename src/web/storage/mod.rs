@@ -1,7 +1,9 @@
 //! Intent storage backends for browsers and edge runtimes, all meeting the
-//! core's [`IntentStore`] contract: IndexedDB (the default in browsers),
-//! localStorage, a caller-supplied async adapter (edge KV), and memory by
-//! explicit opt-in.
+//! core's [`IntentStore`] contract: IndexedDB (the default in browsers), and
+//! string key-value stores behind the storage-adapter contract: a caller's
+//! adapter (edge KV), localStorage and memory (by explicit opt-in), the last
+//! two as small JS objects (`builtin_kv.js`), so one Rust implementation
+//! serves every text store and the module carries two backends, not four.
 //!
 //! Unavailable, blocked, full or failing storage is a typed
 //! [`StoreError::Unavailable`]: the send refuses before anything goes on
@@ -10,7 +12,6 @@
 
 pub mod adapter;
 pub mod indexed_db;
-pub mod local;
 pub mod text_kv;
 
 use wasm_bindgen::{JsCast, JsValue};
@@ -18,12 +19,19 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::{json_from_js, json_to_js, JsFailure};
 
 use crate::core::journal::{
-    Listing, MemoryStore, RecordError, RecordStore, StoreError, StoredRecord, Unavailable,
+    Listing, RecordError, RecordStore, StoreError, StoredRecord, Unavailable,
 };
 
 pub use adapter::AdapterStore;
 pub use indexed_db::IndexedDbStore;
-pub use local::LocalStorageStore;
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/storage/builtin_kv.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = localStorageKv, catch)]
+    fn local_storage_kv() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = memoryKv)]
+    fn memory_kv() -> JsValue;
+}
 
 /// Maps a JS exception to the way storage is unavailable.
 pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
@@ -87,14 +95,17 @@ pub(crate) async fn settle(promise: js_sys::Promise, writing: bool) -> Result<Js
 /// Any backend, chosen at run time by the client's `storage` option.
 #[derive(Debug)]
 pub enum AnyStore {
-    /// In-memory (explicit opt-in).
-    Memory(MemoryStore),
-    /// localStorage.
-    Local(LocalStorageStore),
     /// IndexedDB.
     Indexed(IndexedDbStore),
-    /// A caller's adapter.
-    Adapter(AdapterStore),
+    /// A string store: a caller's adapter, localStorage or memory.
+    Text {
+        /// The store.
+        store: AdapterStore,
+        /// Whether of two processes racing on one record exactly one wins:
+        /// memory (one process) and an adapter with `compareAndSet`, not
+        /// localStorage (whose compare-and-swap holds within a tab only).
+        exclusive: bool,
+    },
 }
 
 impl AnyStore {
@@ -116,16 +127,34 @@ impl AnyStore {
                 Ok(AnyStore::Indexed(IndexedDbStore::new()))
             }
             Some("indexedDB") => Ok(AnyStore::Indexed(IndexedDbStore::new())),
-            Some("localStorage") => local::open().map(AnyStore::Local),
-            Some("memory") => Ok(AnyStore::Memory(MemoryStore::new())),
+            Some("localStorage") => {
+                let kv = local_storage_kv().map_err(|e| unavailable(JsFailure::from(e), false))?;
+                if kv.is_null() {
+                    return Err(StoreError::Unavailable {
+                        kind: Unavailable::Missing,
+                        detail: "localStorage is not available here".into(),
+                    });
+                }
+                Ok(AnyStore::Text {
+                    store: adapter::open(kv.unchecked_into(), 0)?,
+                    exclusive: false,
+                })
+            }
+            Some("memory") => Ok(AnyStore::Text {
+                store: adapter::open(memory_kv().unchecked_into(), 0)?,
+                exclusive: true,
+            }),
             Some(other) => Err(StoreError::Unavailable {
                 kind: Unavailable::Missing,
                 detail: format!(
                     "unknown storage `{other}`: use 'indexedDB', 'localStorage', 'memory' or an adapter"
                 ),
             }),
-            None => adapter::open(storage.clone().unchecked_into(), callback_timeout_ms)
-                .map(AnyStore::Adapter),
+            None => {
+                let store = adapter::open(storage.clone().unchecked_into(), callback_timeout_ms)?;
+                let exclusive = store.kv().is_atomic();
+                Ok(AnyStore::Text { store, exclusive })
+            }
         }
     }
 }
@@ -134,12 +163,11 @@ impl AnyStore {
     /// Whether a write is an atomic compare-and-swap, so that of two
     /// processes racing on one record exactly one wins: IndexedDB (a
     /// transaction), memory (one process), an adapter with `compareAndSet`.
-    /// localStorage and an adapter without it read, compare and write.
+    /// localStorage (within a tab only) and an adapter without it do not.
     pub fn compares_and_swaps(&self) -> bool {
         match self {
-            AnyStore::Memory(_) | AnyStore::Indexed(_) => true,
-            AnyStore::Local(_) => false,
-            AnyStore::Adapter(a) => a.kv().is_atomic(),
+            AnyStore::Indexed(_) => true,
+            AnyStore::Text { exclusive, .. } => *exclusive,
         }
     }
 }
@@ -147,10 +175,8 @@ impl AnyStore {
 macro_rules! each_backend {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
-            AnyStore::Memory($store) => $call,
-            AnyStore::Local($store) => $call,
             AnyStore::Indexed($store) => $call,
-            AnyStore::Adapter($store) => $call,
+            AnyStore::Text { store: $store, .. } => $call,
         }
     };
 }

@@ -105,9 +105,9 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
     }
 
     /// Without an atomic compare-and-swap in the store, this reads, compares
-    /// and writes. Over a synchronous store (localStorage) nothing runs in
-    /// between within a tab; across tabs and workers the intent's lock
-    /// keeps one writer.
+    /// and writes; across tabs and workers the intent's lock keeps one
+    /// writer. The built-in stores (localStorage, memory) swap in one
+    /// synchronous JS call, so nothing in the tab runs in between.
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
         let key = key_of(R::KIND, record.namespace(), record.id());
         let next = next_revision(record);

@@ -1,0 +1,56 @@
+// The built-in string stores, localStorage and memory, as objects of the
+// storage-adapter contract, so one implementation of the key layout,
+// compare-and-swap and quarantine (src/web/storage/text_kv.rs) serves them
+// and callers' adapters alike. Each compareAndSet runs synchronously, so
+// nothing in the same tab or process runs between its read and its write.
+
+function revisionOf(text) {
+  if (text == null) return 0;
+  try {
+    const revision = JSON.parse(text).revision;
+    return Number.isSafeInteger(revision) ? revision : -1;
+  } catch {
+    return -1;
+  }
+}
+
+// window.localStorage; null where there is none (workers, edge runtimes).
+// Reading it throws SecurityError where the browser blocks storage.
+export function localStorageKv() {
+  const raw = globalThis.localStorage;
+  if (!raw) return null;
+  return {
+    get: (key) => raw.getItem(key),
+    set: (key, value) => raw.setItem(key, value),
+    delete: (key) => raw.removeItem(key),
+    list(prefix) {
+      const keys = [];
+      for (let i = 0; i < raw.length; i++) {
+        const key = raw.key(i);
+        if (key !== null && key.startsWith(prefix)) keys.push(key);
+      }
+      return keys;
+    },
+    compareAndSet(key, expected, value) {
+      if (revisionOf(raw.getItem(key)) !== expected) return false;
+      raw.setItem(key, value);
+      return true;
+    },
+  };
+}
+
+// A Map, for `storage: "memory"`: lost with the page or process.
+export function memoryKv() {
+  const map = new Map();
+  return {
+    get: (key) => map.get(key) ?? null,
+    set: (key, value) => void map.set(key, value),
+    delete: (key) => void map.delete(key),
+    list: (prefix) => [...map].filter(([key]) => key.startsWith(prefix)),
+    compareAndSet(key, expected, value) {
+      if (revisionOf(map.get(key)) !== expected) return false;
+      map.set(key, value);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// The JS boundary fuzz (boundary.js) in headless Chromium: the web entries
+// loaded from the gateway, fast-check from node_modules through an import
+// map, the client over IndexedDB. FUZZ_RUNS (default 300) and FUZZ_SEED.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { root, startGateway } from "../support/gateway.mjs";
+import { launchChromium } from "../support/browser.mjs";
+
+let gateway, browser;
+before(async () => {
+  const www = mkdtempSync(join(tmpdir(), "wow-fuzz-www-"));
+  cpSync(join(root, "tests/fuzz/boundary.js"), join(www, "boundary.js"));
+  cpSync(join(root, "node_modules/fast-check/lib"), join(www, "vendor/fast-check"), { recursive: true });
+  cpSync(join(root, "node_modules/pure-rand/lib/esm"), join(www, "vendor/pure-rand"), { recursive: true });
+  // pure-rand's subpath exports, as an import map.
+  const { exports } = JSON.parse(readFileSync(join(root, "node_modules/pure-rand/package.json"), "utf8"));
+  const imports = { "fast-check": "/vendor/fast-check/fast-check.js" };
+  for (const [sub, target] of Object.entries(exports)) {
+    if (sub.startsWith("./") && target.import) imports[`pure-rand/${sub.slice(2)}`] = target.import.replace("./lib/esm", "/vendor/pure-rand");
+  }
+  writeFileSync(join(www, "index.html"), `<!doctype html><meta charset="utf-8"><title>fuzz</title>
+<script type="importmap">${JSON.stringify({ imports })}</script>
+<script type="module">
+  window.escaped = [];
+  addEventListener("error", (e) => window.escaped.push(e.error ?? e.message));
+  addEventListener("unhandledrejection", (e) => window.escaped.push(e.reason));
+  window.runFuzz = async (runs, seed) => {
+    const fc = (await import("fast-check")).default;
+    const client = await import("/pkg/index.js");
+    const consumer = await import("/pkg/consumer-web.js");
+    await client.default();
+    await consumer.default();
+    const { fuzzBoundary } = await import("/boundary.js");
+    const lines = [];
+    const report = await fuzzBoundary({
+      sdk: { WowClient: client.WowClient, CommandError: client.CommandError,
+             IdempotentConsumer: consumer.IdempotentConsumer, EffectError: consumer.EffectError },
+      fc, base: location.origin, runs, seed, storage: "indexedDB",
+      print: (line) => lines.push(line), escapes: () => window.escaped.splice(0),
+    });
+    return { ...report, lines };
+  };
+  document.body.dataset.ready = "true";
+</script>`);
+  gateway = await startGateway({ www, quiet: true });
+  browser = await launchChromium();
+});
+after(async () => { await browser?.close(); await gateway?.stop(); });
+
+test("every public call settles with a typed error or a value, whatever it is given (Chromium)", { timeout: 20 * 60_000 }, async () => {
+  const page = await browser.newPage();
+  await page.goto(`${gateway.base}/index.html`);
+  await page.waitForSelector("body[data-ready=true]", { state: "attached" });
+  const report = await page.evaluate(([runs, seed]) => window.runFuzz(runs, seed),
+    [Number(process.env.FUZZ_RUNS ?? 300), Number(process.env.FUZZ_SEED ?? 1)]);
+  for (const line of report.lines) console.log(line);
+  assert.deepEqual(report.failures, []);
+  assert.ok(report.tried > 0);
+});
