@@ -162,19 +162,27 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
     for await (const _ of stream) { /* every element */ }
     return stream.outcome;
   };
+  // The same handle read as a ReadableStream instead of an async iterator.
+  const readAll = async (handle) => {
+    const reader = handle.stream.getReader();
+    try {
+      for (;;) if ((await reader.read()).done) break;
+    } catch { /* the stream errors with the outcome's CommandError */ }
+    return handle.outcome;
+  };
 
   const property = fc.asyncProperty(
     fc.oneof(
-      fc.record({ kind: fc.constantFrom("sendAndWait", "send", "sendAndWaitStream", "streamOutcome"),
+      fc.record({ kind: fc.constantFrom("sendAndWait", "send", "sendAndWaitStream", "streamOutcome", "readableStream"),
         path: fc.constantFrom(...COMMAND_PATHS), value: hostile, second: fc.option(hostile, { nil: undefined }) }),
       fc.record({ kind: fc.constant("connect"), path: fc.constantFrom(...CONNECT_PATHS), value: hostile }),
       fc.record({ kind: fc.constantFrom("headers", "confirm"), callback: callbacks, drop: fc.boolean() }),
       fc.record({ kind: fc.constant("adapter"), op: fc.constantFrom(...ADAPTER_OPS), callback: callbacks,
         consumer: fc.boolean() }),
-      fc.record({ kind: fc.constantFrom("confirm()", "retry()", "resume()", "intents()", "quarantined()", "prune()"),
+      fc.record({ kind: fc.constantFrom("confirm()", "retry()", "resume()", "intents()", "quarantined()", "prune()", "clear()"),
         value: hostile, second: hostile }),
       fc.record({ kind: fc.constant("consumerOpen"), path: fc.constantFrom(...CONSUMER_PATHS), value: hostile }),
-      fc.record({ kind: fc.constantFrom("handle", "find", "forget", "consumerPrune"), value: hostile, second: hostile,
+      fc.record({ kind: fc.constantFrom("handle", "find", "forget", "consumerPrune", "records"), value: hostile, second: hostile,
         effect: callbacks, reconcile: callbacks, third: hostile }),
     ),
     async (c) => {
@@ -193,6 +201,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
         case "send": return check(c.kind, () => client.send(set(good, c.path, c.value), c.second), CommandError);
         case "sendAndWaitStream": return check(c.kind, () => drain(client.sendAndWaitStream(set(good, c.path, c.value), c.second)), CommandError);
         case "streamOutcome": return check(c.kind, () => client.sendAndWaitStream(set(good, c.path, c.value)).outcome, CommandError);
+        case "readableStream": return check(c.kind, () => readAll(client.sendAndWaitStream(set(good, c.path, c.value), c.second)), CommandError);
         case "connect": {
           const r = await check(c.kind, () => WowClient.connect(set(options, c.path, c.value)), CommandError);
           if (r.value) await check("connect → sendAndWait", () => r.value.sendAndWait(command()), CommandError);
@@ -235,6 +244,12 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
         case "intents()": return check(c.kind, () => client.intents(c.value), CommandError);
         case "quarantined()": return check(c.kind, () => client.quarantined(c.value), CommandError);
         case "prune()": return check(c.kind, () => client.prune(c.value), CommandError);
+        case "clear()": {
+          // On a client of its own namespace, so the shared journal's checks still mean something.
+          const other = await WowClient.connect({ ...options, namespace: unique("clear") });
+          await check("clear() → send", () => other.send(command()), CommandError);
+          return check(c.kind, () => other.clear(c.value), CommandError);
+        }
         case "consumerOpen": {
           const r = await check(c.kind, () => IdempotentConsumer.open(set({ storage: "memory", leaseMs: 1_000 }, c.path, c.value)), EffectError);
           if (r.value) await check("consumerOpen → handle", () => r.value.handle(unique("i"), () => 1), EffectError);
@@ -251,6 +266,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
         case "find": return check(c.kind, () => consumer.find(c.value), EffectError);
         case "forget": return check(c.kind, () => consumer.forget(c.value), EffectError);
         case "consumerPrune": return check(c.kind, () => consumer.prune(c.value), EffectError);
+        case "records": return check(c.kind, () => consumer.records(c.value), EffectError);
       }
   }
 
