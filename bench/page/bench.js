@@ -1,6 +1,7 @@
 // The in-page workloads of `npm run bench`: each returns raw timings and the
 // driver (bench/run.mjs) prints the figures and ratios side by side.
 import init, { WowClient } from "/pkg/index.js";
+import { memoryAdapter } from "/pkg/adapters.js";
 import { set as idbSet, createStore } from "idb-keyval";
 import { v4 as uuidv4 } from "uuid";
 import { fetchEventSource } from "@microsoft/fetch-event-source";
@@ -298,21 +299,14 @@ export async function memory(n, sample = window.forceGC) {
 export async function footprint(n) {
   const id = await account();
   const measure = async (label, command, options = {}) => {
+    // The shipped memory adapter, noting the first value set for each key.
     const map = new Map();
     const first = new Map();
-    const adapter = {
-      get: (k) => map.get(k) ?? null,
-      set: (k, v) => { if (!first.has(k)) first.set(k, v.length); map.set(k, v); },
-      delete: (k) => void map.delete(k),
-      list: (p) => [...map.keys()].filter((k) => k.startsWith(p)),
-      compareAndSet: (k, expected, v) => {
-        const now = map.get(k);
-        if ((now == null ? 0 : JSON.parse(now).revision ?? 0) !== expected) return false;
-        if (!first.has(k)) first.set(k, v.length);
-        map.set(k, v);
-        return true;
-      },
-    };
+    const inner = memoryAdapter(map);
+    const note = (k, v) => { if (!first.has(k)) first.set(k, v.length); };
+    const adapter = { ...inner,
+      set: (k, v) => { note(k, v); return inner.set(k, v); },
+      compareAndSet: (k, expected, v) => inner.compareAndSet(k, expected, v) && (note(k, v), true) };
     const client = await WowClient.connect({ baseUrl: base, storage: adapter, namespace: unique("fp"),
       timeoutMs: 30_000, waitStage: "PROCESSED", ...options });
     const states = {};
@@ -320,7 +314,7 @@ export async function footprint(n) {
       const outcome = await client.send(command(i));
       states[outcome.status] = (states[outcome.status] ?? 0) + 1;
     }
-    const keys = [...map.keys()].filter((k) => k.includes("/intents/") || k.includes("intent"));
+    const keys = [...map.keys()].filter((k) => k.startsWith("wow-intents/"));
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     return { label, n, states, records: keys.length,
       beforeSendChars: mean(keys.map((k) => first.get(k))), settledChars: mean(keys.map((k) => map.get(k).length)),

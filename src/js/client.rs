@@ -414,31 +414,15 @@ impl WowClient {
 
     async fn retry_now(&self, intent: JsValue, decision: JsValue) -> Result<JsValue, JsValue> {
         let intent = intent_ref(&intent)?;
-        let expected = if decision.is_object() {
-            js_sys::Reflect::get(&decision, &"expectedVersion".into())
-                .map_err(|_| invalid("decision.expectedVersion could not be read".to_owned()))?
-        } else if decision.is_undefined() || decision.is_null() {
-            JsValue::UNDEFINED
-        } else {
-            return Err(invalid(
-                "decision must be an object: { expectedVersion }".to_owned(),
-            ));
-        };
-        let expected = if expected.is_undefined() || expected.is_null() {
+        // The same reader as every other option: a non-negative integer or null.
+        let expected = if decision.is_undefined() || decision.is_null() {
             None
         } else {
-            match expected.as_f64() {
-                Some(v) if v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 => {
-                    Some(v as i64)
-                }
-                _ => {
-                    return Err(invalid(
-                        "decision.expectedVersion must be a non-negative integer or null"
-                            .to_owned(),
-                    ))
-                }
-            }
+            input::Fields::of("decision", &decision)
+                .and_then(|d| d.count("expectedVersion"))
+                .map_err(invalid)?
         };
+        let expected = expected.map(|v| v as i64);
         let record = self
             .inner
             .journal

@@ -8,7 +8,7 @@
 // that `resume()` cannot settle.
 //
 //   fuzzBoundary({ sdk, fc, base, runs, seed, storage, print, escapes })
-// `sdk`: { WowClient, CommandError, IdempotentConsumer, EffectError };
+// `sdk`: { WowClient, CommandError, IdempotentConsumer, EffectError, memoryAdapter };
 // `escapes()`: the uncaught errors and unhandled rejections seen so far.
 
 /**
@@ -118,7 +118,7 @@ function within(promise, ms) {
 }
 
 export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storage = "memory", print = () => {}, escapes }) {
-  const { WowClient, CommandError, IdempotentConsumer, EffectError } = sdk;
+  const { WowClient, CommandError, IdempotentConsumer, EffectError, memoryAdapter } = sdk;
   const hostile = hostileValues(fc);
   const callbacks = badCallbacks(fc);
   const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
@@ -217,15 +217,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
           return check(`${c.kind} callback ${c.callback.how}`, () => other.sendAndWait(good), CommandError);
         }
         case "adapter": {
-          const map = new Map();
-          const adapter = {
-            get: (k) => map.get(k) ?? null, set: (k, v) => void map.set(k, v), delete: (k) => void map.delete(k),
-            list: (p) => [...map.keys()].filter((k) => k.startsWith(p)),
-            compareAndSet: (k, expected, v) => {
-              const now = map.get(k); const rev = now == null ? 0 : JSON.parse(now).revision ?? 0;
-              if (rev !== expected) return false; map.set(k, v); return true;
-            },
-          };
+          const adapter = { ...memoryAdapter() };
           adapter[c.op] = c.callback.make(adapter[c.op]);
           if (c.consumer) {
             const r = await check(`consumer adapter.${c.op} ${c.callback.how}`,

@@ -31,13 +31,14 @@ before(async () => {
     const fc = (await import("fast-check")).default;
     const client = await import("/pkg/index.js");
     const consumer = await import("/pkg/consumer-web.js");
+    const { memoryAdapter } = await import("/pkg/adapters.js");
     await client.default();
     await consumer.default();
     const { fuzzBoundary } = await import("/boundary.js");
     const lines = [];
     const report = await fuzzBoundary({
       sdk: { WowClient: client.WowClient, CommandError: client.CommandError,
-             IdempotentConsumer: consumer.IdempotentConsumer, EffectError: consumer.EffectError },
+             IdempotentConsumer: consumer.IdempotentConsumer, EffectError: consumer.EffectError, memoryAdapter },
       fc, base: location.origin, runs, seed, storage: "indexedDB",
       print: (line) => lines.push(line), escapes: () => window.escaped.splice(0),
     });

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { startGateway } from "../support/gateway.mjs";
 import { WowClient, CommandError } from "../../pkg/node.js";
 import { IdempotentConsumer, EffectError } from "../../pkg/consumer-node.js";
+import { memoryAdapter } from "../../pkg/adapters.js";
 import { fuzzBoundary } from "./boundary.js";
 
 let gateway;
@@ -20,7 +21,7 @@ test("every public call settles with a typed error or a value, whatever it is gi
   process.on("unhandledRejection", onError);
   try {
     const report = await fuzzBoundary({
-      sdk: { WowClient, CommandError, IdempotentConsumer, EffectError }, fc, base: gateway.base,
+      sdk: { WowClient, CommandError, IdempotentConsumer, EffectError, memoryAdapter }, fc, base: gateway.base,
       runs: Number(process.env.FUZZ_RUNS ?? 1000), seed: Number(process.env.FUZZ_SEED ?? 1),
       print: (line) => console.log(line), escapes: () => escaped.splice(0),
     });
