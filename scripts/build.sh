@@ -59,6 +59,10 @@ JS
 entries wow_command_client wow_command_client_bg.wasm CommandError index.js node.js workerd.js
 entries consumer consumer_bg.wasm EffectError consumer-web.js consumer-node.js consumer-workerd.js
 cp adapters/adapters.js adapters/adapters.d.ts adapters/node-adapters.js adapters/node-adapters.d.ts pkg/
+# The command generator (`npx wow-command-client generate`, Node only) and what a package carries.
+mkdir -p pkg/generator
+cp generator/generate.mjs generator/generate.d.ts generator/cli.mjs pkg/generator/
+cp README.md LICENSE pkg/
 cat > pkg/index.d.ts <<'TS'
 export * from './wow_command_client.js';
 export { default } from './wow_command_client.js';
@@ -98,11 +102,16 @@ cat > pkg/package.json <<JSON
     },
     "./adapters": { "types": "./adapters.d.ts", "default": "./adapters.js" },
     "./adapters/node": { "types": "./node-adapters.d.ts", "default": "./node-adapters.js" },
+    "./generator": { "types": "./generator/generate.d.ts", "default": "./generator/generate.mjs" },
     "./wasm": "./wow_command_client_bg.wasm",
     "./package.json": "./package.json"
   },
+  "bin": { "wow-command-client": "./generator/cli.mjs" },
+  "peerDependencies": { "openapi-typescript": "^7.13.0", "typescript": "^5.0.0" },
+  "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "typescript": { "optional": true } },
+  "engines": { "node": ">=18" },
   "sideEffects": ["./snippets/*", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
-  "files": ["*.js", "*.d.ts", "*.wasm", "snippets"]
+  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "README.md", "LICENSE"]
 }
 JSON
 for api in wow_command_client consumer; do

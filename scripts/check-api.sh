@@ -17,4 +17,24 @@ for api in wow_command_client consumer; do
   fi
 done
 npx tsc -p tests/api/tsconfig.json
-echo "api: the .d.ts matches its reference and tests/api/usage.ts type-checks"
+# The generator's output is reviewed the same way: one aggregate of Wow's own
+# example document, and the demo's commands generated from the gateway's.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+node generator/cli.mjs generate --input tests/fixtures/wow-8.10.10/example-domain-openapi.json \
+  --out "$work/reference" 2>/dev/null
+scripts/generate-demo.sh "$work/demo"
+if [ "${1:-}" = "--accept" ]; then
+  mkdir -p tests/api/generated/example
+  cp "$work/reference/example/cart.ts" tests/api/generated/example/cart.ts
+  rm -rf www/generated && cp -r "$work/demo" www/generated
+fi
+if ! diff -u tests/api/generated/example/cart.ts "$work/reference/example/cart.ts"; then
+  echo "the generator's output for Wow's example cart differs from tests/api/generated/example/cart.ts (review, then --accept)"
+  exit 1
+fi
+if ! diff -ru www/generated "$work/demo"; then
+  echo "www/generated is not what scripts/generate-demo.sh produces from the gateway's document (review, then --accept)"
+  exit 1
+fi
+echo "api: the .d.ts matches its reference, tests/api/usage.ts type-checks, the generated commands match theirs"

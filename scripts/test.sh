@@ -55,6 +55,7 @@ suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test sto
 suite edge           node --test tests/edge/
 suite bundler        node --test tests/bundler/
 suite e2e            node --test tests/e2e/
+suite generator      node --test tests/generator/ tests/package/
 suite fuzz-boundary  node --test tests/fuzz/
 suite chaos          node tests/chaos/chaos.mjs --intents 150 --seed 1 --kills 1 --reloads 1
 

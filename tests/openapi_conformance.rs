@@ -1,5 +1,6 @@
 //! Holds the Rust wire models to the server's own OpenAPI document
-//! (`wow-reference/example-domain-openapi.json`), when it is present.
+//! (`tests/fixtures/wow-8.10.10/example-domain-openapi.json`; `WOW_REFERENCE_DIR`
+//! points at another release's).
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeSet;
@@ -14,7 +15,7 @@ fn openapi() -> Option<Value> {
     let dir = std::env::var_os("WOW_REFERENCE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/wow-reference")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wow-8.10.10")
         });
     let path = dir.join("example-domain-openapi.json");
     match std::fs::read_to_string(&path) {

@@ -1,6 +1,8 @@
 // The demo: a small accounts app on the test gateway, using the package
 // exactly as a user would. Every text goes through textContent (escaped).
 import init, { WowClient, CommandError } from "/pkg/index.js";
+// The commands, generated from the gateway's OpenAPI document (scripts/generate-demo.sh).
+import { createAccount, lockAmount, prepare } from "/generated/transfer/account.js";
 
 const params = new URLSearchParams(location.search);
 const namespace = params.get("ns") || "demo";
@@ -87,9 +89,11 @@ function mode() {
   return document.querySelector("input[name=mode]:checked").value;
 }
 
-async function run(title, command) {
+/** Runs one command, built inside the try: a route value the builder refuses shows on the card. */
+async function run(title, build) {
   const card = newCard(title);
   try {
+    const command = build();
     if (mode() === "stream") {
       const handle = client.sendAndWaitStream(command);
       for await (const element of handle.stream.values ? handle.stream.values() : handle) card.stage(element);
@@ -111,30 +115,24 @@ $("open-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
   const id = `${form.get("name")}-${unique()}`;
-  run(`Open account ${id}`, {
-    aggregate: { resource: "account", id }, action: "create_account", create: true,
-    body: { name: form.get("name"), balance: Number(form.get("balance")) },
-    intentKey: `open:${id}`, waitStage: "SNAPSHOT",
-  });
+  run(`Open account ${id}`, () => createAccount({ id },
+    { name: String(form.get("name")), balance: Number(form.get("balance")) },
+    { intentKey: `open:${id}`, waitStage: "SNAPSHOT" }));
 });
 
 $("lock-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
-  run(`Lock ${form.get("amount")} on ${form.get("account")}`, {
-    aggregate: { resource: "account", id: form.get("account") }, action: "lock_amount",
-    body: { amount: Number(form.get("amount")) }, intentKey: `lock:${unique()}`, waitStage: "SNAPSHOT",
-  });
+  run(`Lock ${form.get("amount")} on ${form.get("account")}`, () => lockAmount({ id: String(form.get("account")) },
+    { amount: Number(form.get("amount")) }, { intentKey: `lock:${unique()}`, waitStage: "SNAPSHOT" }));
 });
 
 $("transfer-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);
-  run(`Transfer ${form.get("amount")} from ${form.get("from")} to ${form.get("to")}`, {
-    aggregate: { resource: "account", id: form.get("from") }, action: "prepare", method: "POST",
-    body: { to: form.get("to"), amount: Number(form.get("amount")) }, intentKey: `transfer:${unique()}`,
-    waitStage: "SAGA_HANDLED", waitProcessor: "TransferSaga", waitTailStage: "PROCESSED",
-  });
+  run(`Transfer ${form.get("amount")} from ${form.get("from")} to ${form.get("to")}`, () => prepare({ id: String(form.get("from")) },
+    { to: String(form.get("to")), amount: Number(form.get("amount")) },
+    { intentKey: `transfer:${unique()}`, waitStage: "SAGA_HANDLED", waitProcessor: "TransferSaga", waitTailStage: "PROCESSED" }));
 });
 
 // ----------------------------------------------------------------- faults

@@ -22,6 +22,16 @@ export interface StorageAdapter {
 #[wasm_bindgen(typescript_custom_section)]
 const CLIENT: &'static str = r#"
 export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
+/** Every error code Wow itself defines (its `ErrorCodes`); a context adds its own domain codes. */
+export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" | "IllegalState" | "RequestTimeout"
+  | "TooManyRequests" | "DuplicateRequestId" | "CommandValidation" | "RewriteNoCommand" | "EventVersionConflict"
+  | "DuplicateAggregateId" | "CommandExpectVersionConflict" | "SourcingVersionConflict" | "IllegalAccessDeletedAggregate"
+  | "IllegalAccessOwnerAggregate" | "IllegalAccessSpaceAggregate" | "InternalServerError" | "BatchTaskError"
+  | "UnsupportedMediaType" | "BiDeploymentInspectionInconsistent" | "BiDeploymentInspectionUnavailable"
+  | "BiDeploymentInspectionTimeout";
+/** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
+export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
+  | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | `HttpStatus${number}`;
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
 export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
 

@@ -311,3 +311,68 @@ mod tests {
         assert!(serde_json::from_str::<ErrorCode>("42").is_err());
     }
 }
+
+#[cfg(test)]
+mod declared_in_typescript {
+    //! The `.d.ts` unions of error codes (`src/js/types.rs`) say what the code sets.
+    use super::ErrorCode;
+
+    const TYPES: &str = include_str!("../../js/types.rs");
+
+    fn union(name: &str) -> Vec<String> {
+        let start = TYPES
+            .find(&format!("export type {name} ="))
+            .expect("the type is declared");
+        let decl = &TYPES[start..];
+        let decl = &decl[..decl.find(';').unwrap()];
+        decl.split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn wow_error_code_lists_every_code_the_server_defines() {
+        let known: Vec<String> = ErrorCode::KNOWN
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect();
+        assert_eq!(union("WowErrorCode"), known);
+    }
+
+    #[test]
+    fn client_error_code_lists_the_codes_the_client_sets() {
+        let declared = union("ClientErrorCode");
+        let sources = [
+            include_str!("../../js/client.rs"),
+            include_str!("../machine/intent_machine.rs"),
+        ];
+        for source in sources {
+            for code in source
+                .split("failed_outcome(\n")
+                .chain(source.split("ErrorCode::Other(\""))
+                .skip(1)
+                .filter_map(|s| s.split('"').next())
+            {
+                if !code.is_empty() && code.chars().all(|c| c.is_ascii_alphabetic()) {
+                    assert!(
+                        declared.iter().any(|d| d == code),
+                        "{code} is missing from ClientErrorCode"
+                    );
+                }
+            }
+            for line in source.lines().filter(|l| l.contains("=> (\"")) {
+                let code = line
+                    .split("=> (\"")
+                    .nth(1)
+                    .and_then(|s| s.split('"').next())
+                    .unwrap();
+                assert!(
+                    declared.iter().any(|d| d == code),
+                    "{code} is missing from ClientErrorCode"
+                );
+            }
+        }
+    }
+}

@@ -386,6 +386,9 @@ impl App {
             return Ok(self.control(control, req).await);
         }
         if req.method() == Method::GET {
+            if path == crate::openapi::PATH {
+                return Ok(crate::http::json(200, "Ok", &crate::openapi::document()));
+            }
             if let Some(file) = self.settings.static_dirs.serve(&path) {
                 return Ok(file);
             }

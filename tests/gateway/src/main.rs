@@ -7,6 +7,7 @@ mod domain;
 mod faults;
 mod gateway;
 mod http;
+mod openapi;
 mod query;
 mod static_files;
 mod store;
@@ -20,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 fn usage() -> ! {
-    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR]");
+    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
     std::process::exit(2)
 }
 
@@ -43,6 +44,11 @@ async fn main() {
             "--stage-gap-ms" => gap_ms = value().parse().unwrap_or_else(|_| usage()),
             "--www" => static_dirs.www = Some(PathBuf::from(value())),
             "--pkg" => static_dirs.pkg = Some(PathBuf::from(value())),
+            "--print-openapi" => {
+                let doc = serde_json::to_string_pretty(&openapi::document()).expect("serialisable");
+                println!("{doc}");
+                return;
+            }
             _ => usage(),
         }
     }
