@@ -102,10 +102,19 @@ test("the bin generates typed commands from a running gateway's document, and th
   const usage = (() => { try { run(bin, [], project); return ""; } catch (e) { return e.stderr; } })();
   assert.match(usage, /usage: wow-command-client generate --input/);
   try {
-    run(bin, ["generate", "--input", `${gateway.base}/v3/api-docs`, "--out", "gen"], project);
+    run("npx", ["--no-install", "wow-command-client", "generate", "--input", `${gateway.base}/v3/api-docs`, "--out", "gen"], project);
   } catch (e) {
     assert.fail(`${e.stdout}${e.stderr}`);
   }
+  // The same generator as a function, through the package's `./generator` export.
+  writeFileSync(join(project, "gen.mjs"), `
+import { generate } from "wow-command-client/generator";
+const r = await generate({ input: process.argv[2], out: "gen-fn" });
+console.log(JSON.stringify({ commands: r.commands, aggregates: r.aggregates, warnings: r.warnings }));
+`);
+  const fromFunction = JSON.parse(run("node", ["gen.mjs", `${gateway.base}/v3/api-docs`], project));
+  assert.deepEqual(fromFunction, { commands: 20, aggregates: 3, warnings: [] });
+  assert.equal(readFileSync(join(project, "gen-fn/example/cart.ts"), "utf8"), readFileSync(join(project, "gen/example/cart.ts"), "utf8"));
   for (const f of ["gen/schema.ts", "gen/support.ts", "gen/example/cart.ts", "gen/example/order.ts", "gen/transfer/account.ts"]) {
     assert.ok(existsSync(join(project, f)), `${f} generated`);
   }
