@@ -49,3 +49,18 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   say "installing npm dev dependencies"
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
+
+# Schemathesis (PyPI), pinned, in a virtual environment of the project's own:
+# the gateway's fidelity check runs it against Wow's OpenAPI document.
+SCHEMATHESIS_VERSION=4.32.5
+venv=target/venv
+if [ "$("$venv/bin/schemathesis" --version 2>/dev/null | awk '{print $NF}')" != "$SCHEMATHESIS_VERSION" ]; then
+  say "installing schemathesis $SCHEMATHESIS_VERSION into $venv"
+  if ! have python3 || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    $SUDO apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv >/dev/null
+  fi
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >/dev/null
+fi

@@ -15,7 +15,7 @@ suite() {
     exit 1
   fi
   local closing
-  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:|^size:' "$logs/$name.log" \
+  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:|^size:|^fidelity: [0-9]' "$logs/$name.log" \
     | awk '{$1=$1};1' | paste -sd ';' - || true)
   summary+=("$(printf '%-18s %s' "$name" "${closing:-ok}")")
 }
@@ -56,6 +56,7 @@ suite edge           node --test tests/edge/
 suite bundler        node --test tests/bundler/
 suite e2e            node --test tests/e2e/
 suite generator      node --test tests/generator/ tests/package/
+suite fidelity       node tests/gateway/fidelity/run.mjs --examples 5
 suite fuzz-boundary  node --test tests/fuzz/
 suite chaos          node tests/chaos/chaos.mjs --intents 150 --seed 1 --kills 1 --reloads 1
 

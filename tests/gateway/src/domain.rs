@@ -330,7 +330,9 @@ pub fn self_validate(cmd: &CommandDef, body: &Value) -> Option<String> {
 /// Runs a command handler against the current state.
 pub fn handle(cmd: &CommandDef, state: &Value, aggregate_id: &str, body: &Value) -> Decision {
     match (cmd.name, is_deleted(state)) {
-        ("recover_aggregate", true) => return events(vec![("aggregate_recovered", json!({}))]),
+        ("recover_aggregate", true) => {
+            return events(vec![("default_aggregate_recovered", json!({}))])
+        }
         ("recover_aggregate", false) => {
             return Decision::Reject(ErrorCode::IllegalState, "Aggregate is not deleted.".into())
         }
@@ -340,7 +342,9 @@ pub fn handle(cmd: &CommandDef, state: &Value, aggregate_id: &str, body: &Value)
                 format!("Aggregate[{aggregate_id}] is deleted."),
             )
         }
-        ("delete_aggregate", false) => return events(vec![("aggregate_deleted", json!({}))]),
+        ("delete_aggregate", false) => {
+            return events(vec![("default_aggregate_deleted", json!({}))])
+        }
         _ => {}
     }
     let amount = num(body, "amount");
@@ -413,7 +417,8 @@ pub fn handle(cmd: &CommandDef, state: &Value, aggregate_id: &str, body: &Value)
             }
             events(vec![(
                 "cart_quantity_changed",
-                json!({"productId": text(body, "productId"), "quantity": num(body, "quantity")}),
+                // `CartQuantityChanged(changed: CartItem)`, as in Wow's example.
+                json!({"changed": {"productId": text(body, "productId"), "quantity": num(body, "quantity")}}),
             )])
         }
         "remove_cart_item" => events(vec![(
@@ -443,21 +448,21 @@ pub fn handle(cmd: &CommandDef, state: &Value, aggregate_id: &str, body: &Value)
             let total = state["totalAmount"].as_f64().unwrap_or(0.0);
             let pay = body["amount"].as_f64().unwrap_or(0.0);
             if paid >= total {
+                // Wow's `Order.onCommand(PayOrder)` answers a paid order with this error event.
+                let duplicated =
+                    format!("The current order[{aggregate_id}] status[PAID] cannot pay order.");
                 return Decision::Events {
                     events: vec![(
                         "order_pay_duplicated".into(),
-                        json!({"paymentId": text(body, "paymentId"), "errorMsg": "The order has been paid."}),
+                        json!({"paymentId": text(body, "paymentId"), "errorMsg": duplicated}),
                     )],
                     result: Map::new(),
-                    error_event: Some((
-                        "OrderPayDuplicated".into(),
-                        "The order has been paid.".into(),
-                    )),
+                    error_event: Some(("OrderPayDuplicated".into(), duplicated.clone())),
                 };
             }
             events(vec![(
                 "order_paid",
-                json!({"paymentId": text(body, "paymentId"), "amount": pay, "paid": paid + pay >= total}),
+                json!({"amount": pay, "paid": paid + pay >= total}),
             )])
         }
         other => Decision::Reject(
@@ -521,9 +526,9 @@ pub fn apply(aggregate: &str, state: &mut Value, id: &str, name: &str, body: &Va
             if let Some(list) = s.get_mut("items").and_then(Value::as_array_mut) {
                 for item in list
                     .iter_mut()
-                    .filter(|i| i["productId"] == body["productId"])
+                    .filter(|i| i["productId"] == body["changed"]["productId"])
                 {
-                    item["quantity"] = body["quantity"].clone();
+                    item["quantity"] = body["changed"]["quantity"].clone();
                 }
             }
         }
@@ -548,10 +553,10 @@ pub fn apply(aggregate: &str, state: &mut Value, id: &str, name: &str, body: &Va
                 s.insert("status".into(), json!("PAID"));
             }
         }
-        (_, "aggregate_deleted") => {
+        (_, "default_aggregate_deleted") => {
             s.insert("deleted".into(), json!(true));
         }
-        (_, "aggregate_recovered") => {
+        (_, "default_aggregate_recovered") => {
             s.insert("deleted".into(), json!(false));
         }
         _ => {}
@@ -584,6 +589,18 @@ pub fn transfer_saga(
         )),
         _ => None,
     }
+}
+
+/// An event's `bodyType`: the built-in delete and recover events are Wow's own
+/// classes (`wow-api/.../event/AggregateDeleted.kt`, `AggregateRecovered.kt`),
+/// the rest the aggregate's API package.
+pub fn body_type(agg: &AggregateType, name: &str) -> String {
+    let package = if name.starts_with("default_aggregate_") {
+        "me.ahoo.wow.api.event"
+    } else {
+        agg.package
+    };
+    format!("{package}.{}", pascal(name))
 }
 
 /// PascalCase of a snake_case event name, for `bodyType`.

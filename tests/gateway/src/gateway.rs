@@ -409,11 +409,15 @@ impl App {
             }
             (&Method::GET, [id, "state"]) => Ok(self.state(&target, id)),
             (&Method::GET, [id, "snapshot"]) => Ok(self.snapshot(&target, id)),
-            (&Method::GET, ["state"])
+            (&Method::GET, [what @ ("state" | "snapshot")])
                 if target.agg.owner == Owner::AggregateId && target.owner.is_some() =>
             {
                 let id = target.owner.clone().unwrap_or_default();
-                Ok(self.state(&target, &id))
+                Ok(if *what == "state" {
+                    self.state(&target, &id)
+                } else {
+                    self.snapshot(&target, &id)
+                })
             }
             _ => self.command(target, req).await,
         }
@@ -666,21 +670,32 @@ impl App {
             }
         };
 
-        // Headers.
+        // Headers. Both stage headers are read whenever they are not blank, as
+        // Wow's `AggregateRequest.kt` does (`getWaitStage`, `getWaitTailStage`,
+        // `CommandStage.valueOf`): an unknown name is a 400 even when the tail
+        // stage would not be used (the stage is not SAGA_HANDLED).
+        let bad_stage = |v: &str| {
+            error_info(
+                ErrorCode::IllegalArgument,
+                &format!(
+                    "No enum constant me.ahoo.wow.command.wait.CommandStage.{}",
+                    v.to_uppercase()
+                ),
+                vec![],
+            )
+        };
         let stage = match header(&req, names::WAIT_STAGE) {
             None => CommandStage::Processed,
             Some(v) => match CommandStage::from_header(v) {
                 Some(s) => s,
-                None => {
-                    return fail(
-                        error_info(
-                            ErrorCode::IllegalArgument,
-                            &format!("No enum constant CommandStage.{}", v.to_uppercase()),
-                            vec![],
-                        ),
-                        400,
-                    )
-                }
+                None => return fail(bad_stage(v), 400),
+            },
+        };
+        let tail_stage = match header(&req, names::WAIT_TAIL_STAGE) {
+            None => None,
+            Some(v) => match CommandStage::from_header(v) {
+                Some(s) => Some(s),
+                None => return fail(bad_stage(v), 400),
             },
         };
         let timeout_raw =
@@ -702,23 +717,15 @@ impl App {
         let context = header(&req, names::WAIT_CONTEXT)
             .unwrap_or(target.agg.context)
             .to_owned();
-        let tail = match (stage, header(&req, names::WAIT_TAIL_STAGE)) {
-            (CommandStage::SagaHandled, Some(t)) => match CommandStage::from_header(t) {
-                Some(ts) => Some((
-                    ts,
-                    header(&req, names::WAIT_TAIL_CONTEXT)
-                        .unwrap_or(target.agg.context)
-                        .to_owned(),
-                    header(&req, names::WAIT_TAIL_PROCESSOR).map(str::to_owned),
-                    header(&req, names::WAIT_TAIL_FUNCTION).map(str::to_owned),
-                )),
-                None => {
-                    return fail(
-                        error_info(ErrorCode::IllegalArgument, "Invalid tail stage.", vec![]),
-                        400,
-                    )
-                }
-            },
+        let tail = match (stage, tail_stage) {
+            (CommandStage::SagaHandled, Some(ts)) => Some((
+                ts,
+                header(&req, names::WAIT_TAIL_CONTEXT)
+                    .unwrap_or(target.agg.context)
+                    .to_owned(),
+                header(&req, names::WAIT_TAIL_PROCESSOR).map(str::to_owned),
+                header(&req, names::WAIT_TAIL_FUNCTION).map(str::to_owned),
+            )),
             _ => None,
         };
         let plan = Plan {
@@ -1204,7 +1211,7 @@ impl App {
                     .into_iter()
                     .map(|(name, body)| DomainEvent {
                         id: self.next_id(),
-                        body_type: format!("{}.{}", msg.agg.package, domain::pascal(&name)),
+                        body_type: domain::body_type(msg.agg, &name),
                         name,
                         revision: "0.0.1".into(),
                         body: serde_json::from_value(body).unwrap_or_default(),

@@ -162,8 +162,8 @@ fn events(agg: &AggregateType) -> Vec<(&'static str, Value)> {
             (
                 "cart_quantity_changed",
                 object(
-                    json!({"productId": string(), "quantity": {"type": "integer", "format": "int32"}}),
-                    &["productId", "quantity"],
+                    json!({"changed": schema_ref("example.cart.CartItem")}),
+                    &["changed"],
                 ),
             ),
             (
@@ -191,8 +191,8 @@ fn events(agg: &AggregateType) -> Vec<(&'static str, Value)> {
             (
                 "order_paid",
                 object(
-                    json!({"paymentId": string(), "amount": {"type": "number"}, "paid": {"type": "boolean"}}),
-                    &["paymentId", "amount", "paid"],
+                    json!({"amount": {"type": "number"}, "paid": {"type": "boolean"}}),
+                    &["amount", "paid"],
                 ),
             ),
             (
@@ -204,8 +204,8 @@ fn events(agg: &AggregateType) -> Vec<(&'static str, Value)> {
             ),
         ],
     };
-    list.push(("aggregate_deleted", json!({"type": "object"})));
-    list.push(("aggregate_recovered", json!({"type": "object"})));
+    list.push(("default_aggregate_deleted", json!({"type": "object"})));
+    list.push(("default_aggregate_recovered", json!({"type": "object"})));
     list
 }
 
@@ -378,7 +378,7 @@ pub fn document() -> Value {
                     "type": "object",
                     "properties": {
                         "body": schema_ref(&schema_name),
-                        "bodyType": {"type": "string", "const": format!("{}.{}", agg.package, pascal(name))},
+                        "bodyType": {"type": "string", "const": crate::domain::body_type(agg, name)},
                         "id": {"type": "string", "minLength": 1},
                         "name": {"type": "string", "const": name, "minLength": 1},
                         "revision": {"type": "string", "default": "0.0.1"}

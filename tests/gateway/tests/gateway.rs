@@ -124,6 +124,16 @@ async fn create(gw: &Gateway, id: &str, rid: &str, balance: i64) -> reqwest::Res
     .await
 }
 
+/// A GET whose answer is JSON.
+async fn get_json(gw: &Gateway, path: &str) -> Value {
+    reqwest::get(gw.url(path))
+        .await
+        .expect("the gateway answers")
+        .json()
+        .await
+        .expect("a JSON answer")
+}
+
 /// `send`, for calls whose transport must succeed.
 async fn call(
     gw: &Gateway,
@@ -336,6 +346,25 @@ async fn gateway_rejections_and_bad_requests() {
     )
     .await;
     assert_eq!(bad_stage.status(), 400);
+    // The tail stage is read whenever it is given, as Wow reads it: an unknown
+    // name is refused even when the stage makes no use of it.
+    let bad_tail = call(
+        &gw,
+        "POST",
+        "/account/create_account",
+        &[
+            ("Command-Wait-Stage", "PROCESSED"),
+            ("Command-Wait-Tail-Stage", "later"),
+        ],
+        json!({"name": "x", "balance": 1}),
+    )
+    .await;
+    assert_eq!(bad_tail.status(), 400);
+    let info: Value = bad_tail.json().await.unwrap();
+    assert_eq!(
+        info["errorMsg"],
+        "No enum constant me.ahoo.wow.command.wait.CommandStage.LATER"
+    );
     let zero = call(
         &gw,
         "POST",
@@ -798,13 +827,11 @@ async fn cart_and_sales_order_routes() {
         json!({"productId": "p1", "quantity": 3}),
     )
     .await;
-    let cart: Value = reqwest::get(gw.url("/owner/u1/cart/state"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let cart = get_json(&gw, "/owner/u1/cart/state").await;
     assert_eq!(cart["items"][0]["quantity"], 3);
+    // Its snapshot at the owner route (`example.cart.owner.snapshot.load`).
+    let snapshot = get_json(&gw, "/owner/u1/cart/snapshot").await;
+    assert_eq!(snapshot["state"]["items"][0]["quantity"], 3);
     let missing = call(
         &gw,
         "PUT",
