@@ -22,7 +22,7 @@ const apps = {
 };
 function shippedBy(app) {
   const glue = readFileSync(join(pkg, app.glue), "utf8");
-  const snippets = [...glue.matchAll(/from ['"]\.\/(snippets\/[^'"]+)['"]/g)].map((m) => m[1]);
+  const snippets = [...glue.matchAll(/from\s*['"]\.\/(snippets\/[^'"]+)['"]/g)].map((m) => m[1]);
   return [app.entry, app.glue, ...new Set(snippets), app.wasm];
 }
 

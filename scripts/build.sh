@@ -24,6 +24,8 @@ module() { # out-name, cargo feature arguments
 }
 module wow_command_client
 module consumer --no-default-features --features consumer
+# The glue and the snippets, minified (terser): what a browser downloads.
+node scripts/minify-js.mjs pkg/wow_command_client.js pkg/consumer.js $(find pkg/snippets -name '*.js')
 support=$(cd pkg && ls snippets/*/src/js/support.js)
 # A glue module and a .d.ts per API; an entry per runtime, differing only in
 # how the .wasm is loaded. Every entry's default export is `init()`: the web
