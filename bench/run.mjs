@@ -148,6 +148,22 @@ try {
   // ---- 4. concurrency -----------------------------------------------------
   if (wanted("concurrency")) {
   section(`4. Concurrency: ${N.concurrency} commands in flight from one page`);
+  // `--cpu-profile`: the page's CPU profile over one SDK burst first, top functions by self time.
+  if (args["cpu-profile"]) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.start");
+    await run("concurrency", N.concurrency, { sdkOnly: true });
+    const { profile } = await cdp.send("Profiler.stop");
+    const dt = profile.timeDeltas, self = new Map(), byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    profile.samples.forEach((id, i) => {
+      const f = byId.get(id).callFrame;
+      const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
+      self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
+    });
+    const total = [...self.values()].reduce((a, b) => a + b, 0);
+    console.log(`CPU profile: ${ms(total)} sampled; by self time:`);
+    for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  ${ms(v).padStart(10)}  ${k}`);
+  }
   const c = await run("concurrency", N.concurrency);
   console.log(table([
     { name: "raw fetch", ms: c.rawMs, ok: c.rawSucceeded }, { name: "SDK (IndexedDB)", ms: c.sdkMs, ok: c.succeeded }],

@@ -203,7 +203,7 @@ export async function stages(n, gapMs) {
 }
 
 /** 4. Concurrency: `n` commands in flight at once. */
-export async function concurrency(n) {
+export async function concurrency(n, { sdkOnly = false } = {}) {
   const ids = await Promise.all(Array.from({ length: 10 }, () => account()));
   const template = await captureRequest(lock(ids[0]));
   const sdk = await connect("indexedDB");
@@ -211,6 +211,7 @@ export async function concurrency(n) {
   const outcomes = await Promise.all(Array.from({ length: n }, (_, i) => sdk.send(lock(ids[i % ids.length]))));
   const sdkMs = performance.now() - t0;
   const succeeded = outcomes.filter((o) => o.status === "succeeded").length;
+  if (sdkOnly) { await sdk.clear(); return { n, succeeded, sdkMs }; }
   const t1 = performance.now();
   const raw = await Promise.all(Array.from({ length: n }, (_, i) => {
     const headers = new Map(template.headers);

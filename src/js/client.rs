@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 use super::input::{self, CommandInput, ConnectInput, Defaults};
 use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
@@ -497,29 +498,29 @@ async fn drive_locked(
     client.drive(fresh, config, on_element, None).await
 }
 
-async fn resume_all(client: &Client, automatic: bool) -> Result<JsValue, JsValue> {
+/// How many unresolved intents `resume()` drives at once: a journal left
+/// with hundreds (a tab closed in the middle of a burst) is finished in
+/// windows of this many, not one after another.
+const RESUME_WINDOW: usize = 16;
+
+async fn resume_all(client: &Rc<Client>, automatic: bool) -> Result<JsValue, JsValue> {
     let records = client.journal.unresolved().await.map_err(journal_error)?;
     let driven = js_sys::Array::new();
     let busy_ids = js_sys::Array::new();
-    for record in records {
-        let id = record.intent_id.clone();
-        match try_lock(client.journal.namespace(), &id).await {
-            Ok(LockAttempt::Busy) => {
-                busy_ids.push(&id.into());
-            }
-            // Without Web Locks, only an explicit resume() drives: never race.
-            Ok(LockAttempt::Unsupported) | Err(_) if automatic => {}
-            lock => {
-                let _held = lock;
-                // Re-read under the lock: another tab may have settled it meanwhile.
-                let fresh = client.journal.find(&id).await.map_err(journal_error)?;
-                let Some(fresh) = fresh.filter(|r| r.state.is_unresolved()) else {
-                    continue;
-                };
-                let outcome = client
-                    .drive(fresh, client.config.clone(), &mut |_| {}, None)
-                    .await;
-                driven.push(&to_js(&outcome));
+    for window in records.chunks(RESUME_WINDOW) {
+        let drives = js_sys::Array::new();
+        for record in window {
+            let (client, id) = (client.clone(), record.intent_id.clone());
+            drives.push(&super::promise(async move {
+                resume_one(&client, id, automatic).await
+            }));
+        }
+        let answers = JsFuture::from(js_sys::Promise::all(&drives)).await?;
+        for answer in js_sys::Array::from(&answers).iter() {
+            if answer.is_string() {
+                busy_ids.push(&answer);
+            } else if !answer.is_undefined() {
+                driven.push(&answer);
             }
         }
     }
@@ -527,6 +528,28 @@ async fn resume_all(client: &Client, automatic: bool) -> Result<JsValue, JsValue
     let _ = js_sys::Reflect::set(&report, &"driven".into(), &driven);
     let _ = js_sys::Reflect::set(&report, &"busy".into(), &busy_ids);
     Ok(report.into())
+}
+
+/// Drives one unresolved intent under its lock: its Outcome, its id (a
+/// string) when another tab holds it, or undefined when there was nothing to do.
+async fn resume_one(client: &Client, id: String, automatic: bool) -> Result<JsValue, JsValue> {
+    match try_lock(client.journal.namespace(), &id).await {
+        Ok(LockAttempt::Busy) => Ok(id.into()),
+        // Without Web Locks, only an explicit resume() drives: never race.
+        Ok(LockAttempt::Unsupported) | Err(_) if automatic => Ok(JsValue::UNDEFINED),
+        lock => {
+            let _held = lock;
+            // Re-read under the lock: another tab may have settled it meanwhile.
+            let fresh = client.journal.find(&id).await.map_err(journal_error)?;
+            let Some(fresh) = fresh.filter(|r| r.state.is_unresolved()) else {
+                return Ok(JsValue::UNDEFINED);
+            };
+            let outcome = client
+                .drive(fresh, client.config.clone(), &mut |_| {}, None)
+                .await;
+            Ok(to_js(&outcome))
+        }
+    }
 }
 
 /// What `sendAndWait` resolves to: the final CommandResult, or, when the

@@ -1,4 +1,4 @@
-// IndexedDB, one whole transaction per call: the Rust side never holds a
+// IndexedDB, whole transactions per call: the Rust side never holds a
 // transaction across an await (that would end in TransactionInactiveError).
 // One database per namespace; object stores `intents` (the command client's
 // journal), `effects` (idempotent consumers) and `quarantine` (unreadable
@@ -64,27 +64,107 @@ export async function idbGet(db, area, key) {
   return value === undefined ? null : value;
 }
 
-// Compare-and-swap inside one transaction: returns null on success, or the
-// revision found (-1 when absent) when it did not match `expected`. A strict
-// (`flush`) write resolves once committed, a relaxed one once queued.
-export async function idbCas(db, area, key, expected, value, flush) {
-  const t = tx(db, [area], "readwrite", flush ? "strict" : "relaxed");
-  const store = t.objectStore(area);
-  const finished = done(t);
-  const current = await request(store.get(key));
-  const found = current === undefined ? -1 : (current.revision ?? 0);
-  if ((expected === 0 && found !== -1) || (expected !== 0 && found !== expected)) {
-    t.abort();
-    await finished.catch(() => {});
-    return found;
+// Compare-and-swap, with group commit: while one readwrite transaction is
+// in flight on a connection, the writes that fall due queue up, and the next
+// transaction carries all of them (each a get, a compare and a put, in
+// order, so a later write to the same key sees the earlier one). A lone
+// write starts at once; a burst of intents costs one commit per batch
+// instead of one per write. Returns null on success, or the revision found
+// (-1 when absent) when it did not match `expected`. A strict (`flush`)
+// write resolves once its batch is committed, a relaxed one once queued.
+const queues = new WeakMap(); // db -> { busy, ops: [] }
+
+export function idbCas(db, area, key, expected, value, flush) {
+  return new Promise((resolve, reject) => {
+    let q = queues.get(db);
+    if (!q) queues.set(db, (q = { busy: false, ops: [] }));
+    q.ops.push({ area, key, expected, value, flush, resolve, reject });
+    if (!q.busy) commit(db, q);
+  });
+}
+
+function commit(db, q) {
+  const ops = q.ops;
+  q.ops = [];
+  q.busy = true;
+  const next = () => {
+    q.busy = false;
+    if (q.ops.length) commit(db, q);
+  };
+  let t;
+  try {
+    const areas = [...new Set(ops.map((op) => op.area))];
+    t = tx(db, areas, "readwrite", ops.some((op) => op.flush) ? "strict" : "relaxed");
+  } catch (e) {
+    for (const op of ops) op.reject(e);
+    next();
+    return;
   }
-  store.put(value, key);
-  // A relaxed write resolves once it is queued: a later transaction on this
-  // store sees it (IndexedDB orders them), and losing it to a crash loses
-  // only bookkeeping the caller said may settle in the browser's own time.
-  if (flush) await finished;
-  else finished.catch(() => {});
-  return null;
+  const outcome = new Map(); // op -> null | revision found | its own error
+  done(t).then(
+    () => { for (const op of ops) if (op.flush || !outcome.has(op)) op.resolve(outcome.get(op) ?? null); },
+    (e) => { for (const op of ops) if (op.flush || !outcome.has(op)) op.reject(e); },
+  ).finally(next);
+  // Writes to different keys go out together; writes to one key run in
+  // order, each after the one before it has been put (or refused), so the
+  // later one compares against the earlier one's revision.
+  const tails = new Map(); // area/key -> callbacks waiting for the last op on it
+  for (const op of ops) {
+    const slot = `${op.area}/${op.key}`;
+    const waiting = tails.get(slot);
+    const after = [];
+    tails.set(slot, after);
+    const finish = () => { for (const f of after) f(); };
+    if (waiting) waiting.push(() => casInBatch(t, op, outcome, finish));
+    else casInBatch(t, op, outcome, finish);
+  }
+}
+
+function casInBatch(t, op, outcome, finish) {
+  const store = t.objectStore(op.area);
+  // A first write only needs to know the key is free: its key, not the
+  // record (no structured-clone read of a value it will not use).
+  const fresh = op.expected === 0 && typeof store.getKey === "function";
+  const refuse = (found) => {
+    outcome.set(op, found);
+    // A refusal changes nothing: it can be answered before the commit.
+    if (!op.flush) op.resolve(found);
+    finish();
+  };
+  const get = fresh ? store.getKey(op.key) : store.get(op.key);
+  get.onsuccess = () => {
+    const current = get.result;
+    if (fresh && current !== undefined) {
+      // Taken (rare): read the record for the revision the refusal reports.
+      const taken = store.get(op.key);
+      taken.onsuccess = () => refuse(taken.result?.revision ?? 0);
+      return;
+    }
+    const found = current === undefined ? -1 : (current.revision ?? 0);
+    if ((op.expected === 0 && found !== -1) || (op.expected !== 0 && found !== op.expected)) {
+      refuse(found);
+      return;
+    }
+    let put;
+    try {
+      put = store.put(op.value, op.key);
+    } catch (e) {
+      // A value the store cannot take (DataCloneError) fails its own write only.
+      outcome.set(op, e);
+      op.reject(e);
+      finish();
+      return;
+    }
+    put.onsuccess = () => {
+      outcome.set(op, null);
+      // A relaxed write resolves once it is queued: a later transaction on
+      // this store sees it (IndexedDB orders them), and losing it to a crash
+      // loses only bookkeeping the caller said may settle in the browser's
+      // own time.
+      if (!op.flush) op.resolve(null);
+      finish();
+    };
+  };
 }
 
 export async function idbDelete(db, area, key) {
