@@ -44,10 +44,12 @@ if (wanted("size")) {
   section("1. Size");
   // The names come from the shipped module's build (the pinned nightly, std
   // rebuilt), with its symbols kept: scripts/build.sh's flags, profile size-report.
-  const toolchain = /RELEASE_TOOLCHAIN=(\S+)/.exec(readFileSync(join(root, "scripts/release-toolchain.sh"), "utf8"))[1];
+  const release = readFileSync(join(root, "scripts/release-toolchain.sh"), "utf8");
+  const toolchain = /RELEASE_TOOLCHAIN=(\S+)/.exec(release)[1];
+  const rustflags = /RELEASE_RUSTFLAGS="([^"]+)"/.exec(release)[1];
   execFileSync("cargo", ["build", "-q", "--profile", "size-report", "--target", "wasm32-unknown-unknown", "--lib",
     "-Z", "build-std=std,panic_abort", "--target-dir", "target/release-wasm"], { cwd: root, stdio: "inherit",
-    env: { ...process.env, RUSTUP_TOOLCHAIN: toolchain, RUSTFLAGS: "-Zunstable-options -Cpanic=immediate-abort" } });
+    env: { ...process.env, RUSTUP_TOOLCHAIN: toolchain, RUSTFLAGS: rustflags } });
   const size = sizeReport(join(root, "target/release-wasm/wasm32-unknown-unknown/size-report/wow_command_client.wasm"));
   console.log(size.text);
   results.size = size.sizes;

@@ -15,7 +15,7 @@ rm -rf pkg
 # modules import the same snippets (same crate, same files): one copy in pkg/.
 module() { # out-name, cargo feature arguments
   local name=$1; shift
-  RUSTUP_TOOLCHAIN=$RELEASE_TOOLCHAIN RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+  RUSTUP_TOOLCHAIN=$RELEASE_TOOLCHAIN RUSTFLAGS="$RELEASE_RUSTFLAGS" \
     cargo build --release --lib --target wasm32-unknown-unknown -Z build-std=std,panic_abort \
       --target-dir target/release-wasm "$@" >&2
   wasm-bindgen --target web --out-dir pkg --out-name "$name" \

@@ -5,3 +5,8 @@
 # (-9.9 KB gzip of the client module when it was adopted; docs/benchmarks.md).
 # Everything else (lint, native and wasm tests, the gateway) stays on stable.
 RELEASE_TOOLCHAIN=nightly-2026-10-30
+# Its flags: immediate-abort panics; no caller locations in the module; and
+# `{:?}` compiled to nothing (-5.8 KB gzip of the client module): no message
+# and no stored text of the crate may rely on Debug (fingerprints write floats
+# with their own writer, tested equal to Debug's text natively).
+RELEASE_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none"

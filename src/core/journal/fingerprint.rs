@@ -21,9 +21,7 @@ pub fn canonical_json(value: &JsonValue, out: &mut String) {
             // 2.0 and 2 are the same JSON number to JavaScript.
             let _ = write!(out, "{}", *f as i64);
         }
-        JsonValue::Float(f) => {
-            let _ = write!(out, "{f:?}");
-        }
+        JsonValue::Float(f) => write_float(*f, out),
         JsonValue::String(s) => write_string(s, out),
         JsonValue::Array(items) => {
             out.push('[');
@@ -49,6 +47,25 @@ pub fn canonical_json(value: &JsonValue, out: &mut String) {
             }
             out.push('}');
         }
+    }
+}
+
+/// A non-integral number as `{:?}` writes it (the fingerprints stored
+/// before this function kept that text), without `Debug`: the shipped
+/// module is built with `-Zfmt-debug=none`, where `{:?}` writes nothing.
+/// Debug prints the shortest round-trip digits, in exponent form outside
+/// 1e-4 ≤ |f| < 1e16, and always with a `.` otherwise.
+fn write_float(f: f64, out: &mut String) {
+    use std::fmt::Write;
+    let magnitude = f.abs();
+    if f.is_finite() && magnitude != 0.0 && !(1e-4..1e16).contains(&magnitude) {
+        let _ = write!(out, "{f:e}");
+        return;
+    }
+    let start = out.len();
+    let _ = write!(out, "{f}");
+    if f.is_finite() && !out[start..].contains('.') {
+        out.push_str(".0");
     }
 }
 
@@ -122,5 +139,62 @@ mod tests {
             JsonValue::String("bc".into()),
         );
         assert_ne!(fingerprint(&[&x, &y]), fingerprint(&[&p, &q]));
+    }
+}
+
+#[cfg(test)]
+mod float_text {
+    use super::write_float;
+
+    fn text(f: f64) -> String {
+        let mut out = String::new();
+        write_float(f, &mut out);
+        out
+    }
+
+    #[test]
+    fn floats_are_written_as_debug_writes_them() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            0.1,
+            0.2 + 0.1,
+            1e-4,
+            9.999e-5,
+            1e-5,
+            1.5e-7,
+            1e15 + 0.5,
+            9.999_999_999_999_998e15,
+            1e16,
+            1.5e16,
+            1e21,
+            1e300,
+            5e-324,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            -1e-7,
+            -2.5e22,
+            123.456,
+            std::f64::consts::PI,
+            1e16 - 2.0,
+            1e-4 * 1.000_000_1,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        // And a spread over the exponents: a hundred thousand deterministic values.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x));
+        }
+        for f in values {
+            assert_eq!(text(f), format!("{f:?}"), "bits {:#x}", f.to_bits());
+        }
     }
 }

@@ -81,7 +81,11 @@ impl ::core::fmt::Display for JournalError {
                 f.write_str("the command does not create its aggregate, so it needs an aggregate id")
             }
             JournalError::NotInConflict { state } => {
-                write!(f, "the intent is {state:?}, not in conflict: nothing to re-decide")
+                write!(
+                    f,
+                    "the intent is {}, not in conflict: nothing to re-decide",
+                    state.as_str()
+                )
             }
         }
     }

@@ -105,6 +105,19 @@ pub enum Unavailable {
     WriteFailed,
 }
 
+impl Unavailable {
+    /// Its name, for messages.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Unavailable::Missing => "Missing",
+            Unavailable::Blocked => "Blocked",
+            Unavailable::QuotaExceeded => "QuotaExceeded",
+            Unavailable::ReadFailed => "ReadFailed",
+            Unavailable::WriteFailed => "WriteFailed",
+        }
+    }
+}
+
 /// A store failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreError {
@@ -126,11 +139,23 @@ pub enum StoreError {
 impl ::core::fmt::Display for StoreError {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         match self {
+            // No `Debug` in messages: the shipped module is built without it
+            // (`-Zfmt-debug=none`), so every word here is written out.
             StoreError::Unavailable { kind, detail } => {
-                write!(f, "intent storage unavailable ({kind:?}): {detail}")
+                write!(
+                    f,
+                    "intent storage unavailable ({}): {detail}",
+                    kind.as_str()
+                )
             }
-            StoreError::Conflict { current } => {
-                write!(f, "intent record changed concurrently (now at {current:?})")
+            StoreError::Conflict { current: Some(at) } => {
+                write!(
+                    f,
+                    "intent record changed concurrently (now at revision {at})"
+                )
+            }
+            StoreError::Conflict { current: None } => {
+                f.write_str("intent record changed concurrently (it is gone)")
             }
         }
     }
