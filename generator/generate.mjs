@@ -205,11 +205,13 @@ function readCommand(doc, { route, method, op, params, where, agg, hint }, warn)
     .map((p) => ({ name: p.name, key: p.name === "Wow-Space-Id" ? "spaceId" : camel(p.name), required: !!p.required }));
   const content = op.requestBody ? deref(doc, op.requestBody)?.content : undefined;
   let body = { kind: "none" };
+  let title;
   if (content) {
     const json = content["application/json"];
     if (!json) { warn(`${where}: the body is not application/json (${Object.keys(content).join(", ")}); skipped`); return null; }
     const schema = json.schema;
     const target = deref(doc, schema) || {};
+    title = target.title;
     const ref = typeof schema?.$ref === "string" && schema.$ref.startsWith("#/components/schemas/") ? schema.$ref.slice(21) : null;
     body = {
       kind: "json",
@@ -222,7 +224,7 @@ function readCommand(doc, { route, method, op, params, where, agg, hint }, warn)
   return {
     where, operationId: op.operationId, route, method: method.toUpperCase(), command,
     fn: camel(command.replace(/^default_/, "")),
-    summary: op.summary || deref(doc, op.requestBody?.content?.["application/json"]?.schema)?.title,
+    summary: op.summary || title,
     pathParams, headerVars, body, hint,
     scope,
   };

@@ -20,6 +20,17 @@ const snippets = readdirSync(join(root, "pkg/snippets"))[0];
 const idbModule = `/pkg/snippets/${snippets}/src/web/storage/idb.js`;
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
+/** The requestId of every stream the gateway holds for these accounts, from its query API. */
+async function requestIdsOf(accounts) {
+  const ids = [];
+  for (const id of accounts) {
+    const r = await fetch(`${gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: id }, limit: 1000 }) });
+    ids.push(...(await r.json()).map((s) => s.requestId));
+  }
+  return ids;
+}
+
 test("writes that fall due together share a transaction, and each keeps its own compare-and-swap", async () => {
   const page = await browser.newPage();
   await page.goto(`${gateway.base}/pkg/index.js`);
@@ -98,13 +109,7 @@ test("a page killed in the middle of a burst leaves every intent the gateway rec
   await gateway.idle(120_000);
   await gateway.faults("DELETE");
 
-  const history = [];
-  for (const id of accounts) {
-    const r = await fetch(`${gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: id }, limit: 1000 }) });
-    history.push(...(await r.json()).map((s) => s.requestId));
-  }
-  const received = history.filter((rid) => !creates.has(rid));
+  const received = (await requestIdsOf(accounts)).filter((rid) => !creates.has(rid));
   assert.ok(received.length > 0, "the gateway appended part of the burst before the kill");
 
   const again = await context.newPage();
@@ -123,12 +128,7 @@ test("a page killed in the middle of a burst leaves every intent the gateway rec
   assert.deepEqual(lost, [], `${lost.length} of ${received.length} received intents are missing from the journal`);
   assert.ok(after.states.every((s) => s === "succeeded"), `resume() finished them: ${[...new Set(after.states)]}`);
   // One stream per intent: resume() confirmed what had been appended instead of sending it again.
-  const finalHistory = [];
-  for (const id of accounts) {
-    const r = await fetch(`${gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: id }, limit: 1000 }) });
-    finalHistory.push(...(await r.json()).map((s) => s.requestId));
-  }
+  const finalHistory = await requestIdsOf(accounts);
   const counts = new Map();
   for (const rid of finalHistory) counts.set(rid, (counts.get(rid) ?? 0) + 1);
   assert.deepEqual([...counts].filter(([, n]) => n > 1), [], "no intent appended twice");

@@ -70,8 +70,8 @@ const code = await new Promise((resolve) => {
   child.on("exit", (c) => {
     writeFileSync(join(reports, "output.txt"), out);
     // The findings in full when something is new; the summary otherwise.
-    const summary = out.slice(out.lastIndexOf("=== SUMMARY") > 0 ? out.lastIndexOf("===", out.indexOf("SUMMARY")) : 0);
-    process.stdout.write(c === 0 ? summary : out);
+    const summary = out.search(/^=+ SUMMARY =+$/m);
+    process.stdout.write(c === 0 && summary >= 0 ? out.slice(summary) : out);
     resolve(c);
   });
 });

@@ -58,12 +58,7 @@ impl Gateway {
     }
 
     async fn fired(&self) -> Vec<Value> {
-        let r: Value = reqwest::get(self.url("/__gateway/faults"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let r: Value = get_json(self, "/__gateway/faults").await;
         r["fired"].as_array().cloned().unwrap_or_default()
     }
 
@@ -211,12 +206,7 @@ async fn json_success_state_and_confirm_queries() {
     assert_eq!(body["aggregateVersion"], 1);
     assert_eq!(body["requestId"], "r1");
     assert_eq!(body["succeeded"], true);
-    let state: Value = reqwest::get(gw.url("/account/src/state"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state: Value = get_json(&gw, "/account/src/state").await;
     assert_eq!(state["balanceAmount"], 100);
     assert_eq!(gw.count("account", "src", "r1").await, 1);
     assert_eq!(gw.count("account", "src", "other").await, 0);
@@ -224,12 +214,7 @@ async fn json_success_state_and_confirm_queries() {
         {"operator": "AGGREGATE_ID", "value": "src"}, {"field": "requestId", "operator": "EQ", "value": "r1"}]}, "limit": 1})).await.json().await.unwrap();
     assert_eq!(list[0]["version"], 1);
     assert_eq!(list[0]["body"][0]["name"], "account_created");
-    let snapshot: Value = reqwest::get(gw.url("/account/src/snapshot"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let snapshot: Value = get_json(&gw, "/account/src/snapshot").await;
     assert_eq!(
         (
             snapshot["version"].as_i64(),
@@ -307,12 +292,7 @@ async fn chain_wait_follows_the_saga_to_the_tail_stage() {
     assert!(elements
         .iter()
         .all(|e| e.command_result().unwrap().request_id == "p1"));
-    let state: Value = reqwest::get(gw.url("/account/t/state"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let state: Value = get_json(&gw, "/account/t/state").await;
     assert_eq!(state["balanceAmount"], 10);
 }
 
