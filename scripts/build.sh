@@ -26,12 +26,12 @@ module wow_command_client
 module consumer --no-default-features --features consumer
 # The glue and the snippets, minified (terser): what a browser downloads.
 node scripts/minify-js.mjs pkg/wow_command_client.js pkg/consumer.js $(find pkg/snippets -name '*.js')
-support=$(cd pkg && ls snippets/*/src/js/support.js)
+snippets=$(cd pkg && ls -d snippets/*)
 # A glue module and a .d.ts per API; an entry per runtime, differing only in
 # how the .wasm is loaded. Every entry's default export is `init()`: the web
 # entry fetches the module, node and workerd have it loaded at import time.
-entries() { # glue, wasm, error class, web entry, node entry, workerd entry
-  local glue=$1 wasm=$2 classes="export { $3 } from './${support}';"
+entries() { # glue, wasm, error class:its snippet in src/js, web entry, node entry, workerd entry
+  local glue=$1 wasm=$2 classes="export { ${3%%:*} } from './${snippets}/src/js/${3#*:}';"
   cat > "pkg/$4" <<JS
 // Browsers and bundlers: \`await init()\` fetches the .wasm beside this file.
 export * from './${glue}.js';
@@ -58,9 +58,11 @@ ${classes}
 export default async function init() {}
 JS
 }
-entries wow_command_client wow_command_client_bg.wasm CommandError index.js node.js workerd.js
-entries consumer consumer_bg.wasm EffectError consumer-web.js consumer-node.js consumer-workerd.js
+entries wow_command_client wow_command_client_bg.wasm CommandError:support.js index.js node.js workerd.js
+entries consumer consumer_bg.wasm EffectError:effect_error.js consumer-web.js consumer-node.js consumer-workerd.js
 cp adapters/adapters.js adapters/adapters.d.ts adapters/node-adapters.js adapters/node-adapters.d.ts pkg/
+# The Service Worker entry: resume() from the same IndexedDB journal when no page is there.
+cp worker/service-worker.js worker/service-worker.d.ts pkg/
 # The command generator (`npx wow-command-client generate`, Node only) and what a package carries.
 mkdir -p pkg/generator
 cp generator/generate.mjs generator/generate.d.ts generator/cli.mjs pkg/generator/
@@ -103,6 +105,7 @@ cat > pkg/package.json <<JSON
       "default": "./consumer-web.js"
     },
     "./adapters": { "types": "./adapters.d.ts", "default": "./adapters.js" },
+    "./service-worker": { "types": "./service-worker.d.ts", "default": "./service-worker.js" },
     "./adapters/node": { "types": "./node-adapters.d.ts", "default": "./node-adapters.js" },
     "./generator": { "types": "./generator/generate.d.ts", "default": "./generator/generate.mjs" },
     "./wasm": "./wow_command_client_bg.wasm",

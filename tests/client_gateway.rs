@@ -129,11 +129,11 @@ fn with(command: &JsValue, extra: Value) -> JsValue {
 }
 
 async fn outcome(c: &WowClient, command: JsValue) -> Value {
-    rust(&settle(c.send(command)).await.unwrap())
+    rust(&settle(c.send(command, None)).await.unwrap())
 }
 
 async fn failure(c: &WowClient, command: JsValue) -> Value {
-    let e = settle(c.send_and_wait(command))
+    let e = settle(c.send_and_wait(command, None))
         .await
         .expect_err("a CommandError");
     rust(&error_of(&e))
@@ -143,7 +143,7 @@ async fn failure(c: &WowClient, command: JsValue) -> Value {
 async fn send_and_wait_resolves_to_the_command_result() {
     let c = client(json!({})).await;
     let id = unique("ok");
-    let r = rust(&settle(c.send_and_wait(create(&id))).await.unwrap());
+    let r = rust(&settle(c.send_and_wait(create(&id), None)).await.unwrap());
     assert_eq!(r["stage"], "PROCESSED");
     assert_eq!(r["aggregateId"], id.as_str());
     assert_eq!(r["succeeded"], true);
@@ -158,7 +158,7 @@ async fn send_and_wait_resolves_to_the_command_result() {
 async fn the_stream_yields_every_stage_and_checks_each() {
     let c = client(json!({})).await;
     let id = unique("st");
-    let handle = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})));
+    let handle = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None);
     let got = rust(&JsFuture::from(collect(&handle)).await.unwrap());
     let stages: Vec<&str> = got["elements"]
         .as_array()
@@ -178,7 +178,7 @@ async fn drop_response_after_append_is_confirmed_and_never_resent() {
         let id = unique("drop");
         fault(json!({"match": {"aggregateId": id}, "fault": "drop_response_after_append", "times": 1})).await;
         let o = if stream {
-            let h = c.send_and_wait_stream(create(&id));
+            let h = c.send_and_wait_stream(create(&id), None);
             rust(&JsFuture::from(collect(&h)).await.unwrap())["outcome"].clone()
         } else {
             outcome(&c, create(&id)).await
@@ -207,7 +207,7 @@ async fn an_answer_for_another_request_is_never_taken_as_this_intents() {
             )
             .await;
             let o = if stream {
-                let h = c.send_and_wait_stream(create(&id));
+                let h = c.send_and_wait_stream(create(&id), None);
                 let all = rust(&JsFuture::from(collect(&h)).await.unwrap());
                 for e in all["elements"].as_array().unwrap() {
                     assert_eq!(
@@ -252,7 +252,7 @@ async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing
     let c = WowClient::open(options).await.unwrap();
     let id = unique("hung");
     let began = js_sys::Date::now();
-    let o = &rust(&settle(c.send(create(&id))).await.unwrap());
+    let o = &rust(&settle(c.send(create(&id), None)).await.unwrap());
     let took = js_sys::Date::now() - began;
     assert!(took < 2000.0, "settled within the bound: {took} ms");
     assert_eq!(o["status"], "rejected", "{o}");
@@ -297,7 +297,7 @@ async fn hostile_bodies_are_refused_before_anything_is_stored() {
             .unwrap();
         let command = lock(&unique("hostile"), 1);
         js_sys::Reflect::set(&command, &"body".into(), &body).unwrap();
-        let e = rust(&error_of(&settle(c.send(command)).await.unwrap_err()));
+        let e = rust(&error_of(&settle(c.send(command, None)).await.unwrap_err()));
         assert_eq!(e["isCommandError"], true, "{name}: {e}");
         assert_eq!(e["code"], "InvalidCommand", "{name}: {e}");
         let message = e["message"].as_str().unwrap_or_default();
@@ -438,7 +438,7 @@ async fn gateway_validation_is_a_typed_rejection() {
 async fn business_rejections_are_confirmed_and_reported() {
     let c = client(json!({})).await;
     let id = unique("biz");
-    settle(c.send_and_wait(create(&id))).await.unwrap();
+    settle(c.send_and_wait(create(&id), None)).await.unwrap();
     let prepare = js(
         json!({"aggregate": {"resource": "account", "id": id}, "action": "prepare",
                             "method": "POST", "body": {"to": "x", "amount": 1000}}),
@@ -456,7 +456,7 @@ async fn business_rejections_are_confirmed_and_reported() {
 async fn a_version_conflict_goes_to_the_caller() {
     let c = client(json!({})).await;
     let id = unique("ver");
-    settle(c.send_and_wait(create(&id))).await.unwrap();
+    settle(c.send_and_wait(create(&id), None)).await.unwrap();
     let stale = with(&lock(&id, 1), json!({"expectedVersion": 7}));
     let e = failure(&c, stale).await;
     assert_eq!(
@@ -471,7 +471,9 @@ async fn a_create_on_a_taken_id_tells_mine_from_theirs() {
     let mine = client(json!({})).await;
     let theirs = client(json!({})).await;
     let id = unique("taken");
-    settle(theirs.send_and_wait(create(&id))).await.unwrap();
+    settle(theirs.send_and_wait(create(&id), None))
+        .await
+        .unwrap();
     let e = failure(&mine, create(&id)).await;
     assert_eq!(e["outcome"], "conflict", "{e}");
     // Wow's answer to a create on a taken id: the append of version 1 fails.
@@ -510,7 +512,7 @@ async fn a_create_on_a_taken_id_tells_mine_from_theirs() {
 async fn the_same_intent_key_replays_the_outcome_without_sending() {
     let c = client(json!({})).await;
     let id = unique("key");
-    settle(c.send_and_wait(create(&id))).await.unwrap();
+    settle(c.send_and_wait(create(&id), None)).await.unwrap();
     let key = unique("pay");
     let cmd = with(&lock(&id, 3), json!({"intentKey": key}));
     let first = outcome(&c, cmd.clone()).await;
@@ -534,7 +536,7 @@ async fn the_same_intent_key_replays_the_outcome_without_sending() {
 async fn a_refusal_before_the_bus_does_not_end_a_keyed_intent() {
     let c = client(json!({})).await;
     let id = unique("refused");
-    settle(c.send_and_wait(create(&id))).await.unwrap();
+    settle(c.send_and_wait(create(&id), None)).await.unwrap();
     fault(json!({"match": {"aggregateId": id}, "fault": "reject_before_send", "times": 1})).await;
     let cmd = with(&lock(&id, 2), json!({"intentKey": unique("after-sign-in")}));
     let refused = outcome(&c, cmd.clone()).await;
@@ -583,7 +585,7 @@ async fn an_unconfirmable_outcome_is_escalated_then_confirmed_by_hand() {
     let intents = rust(&settle(c.intents()).await.unwrap());
     assert_eq!(intents[0]["state"], "escalated");
     let confirmed = rust(
-        &settle(c.confirm(e["requestId"].as_str().unwrap().into()))
+        &settle(c.confirm(e["requestId"].as_str().unwrap().into(), None))
             .await
             .unwrap(),
     );
@@ -598,14 +600,14 @@ async fn stream_faults_cut_and_downstream_failures() {
     // Cut after PROCESSED while waiting for SNAPSHOT: appended, stage pending.
     let id = unique("cut");
     fault(json!({"match": {"aggregateId": id}, "fault": "cut_stream_after", "stage": "PROCESSED", "times": 1})).await;
-    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})));
+    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None);
     let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
     assert_eq!(got["outcome"]["status"], "succeeded", "{got}");
     assert_eq!(got["outcome"]["downstreamPending"], "SNAPSHOT");
     // Cut after SENT: unknown, confirmed, appended.
     let id = unique("cut-sent");
     fault(json!({"match": {"aggregateId": id}, "fault": "cut_stream_after", "stage": "SENT", "times": 1})).await;
-    let h = c.send_and_wait_stream(create(&id));
+    let h = c.send_and_wait_stream(create(&id), None);
     let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
     assert_eq!(got["outcome"]["status"], "succeeded", "{got}");
     assert_eq!(got["outcome"]["attempts"], 1);
@@ -621,7 +623,7 @@ async fn stream_faults_cut_and_downstream_failures() {
     // A failed SNAPSHOT element: the stream throws at its end, appended.
     let id = unique("down");
     fault(json!({"match": {"aggregateId": id}, "fault": "downstream_fail", "stage": "SNAPSHOT", "times": 1})).await;
-    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})));
+    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None);
     let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
     let last = got["elements"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
@@ -702,7 +704,9 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     let ns = unique("crash");
     let setup = client_over(json!({"namespace": ns}), adapter.clone()).await;
     let id = unique("acct");
-    settle(setup.send_and_wait(create(&id))).await.unwrap();
+    settle(setup.send_and_wait(create(&id), None))
+        .await
+        .unwrap();
     let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
     let parsed =
         wow_command_client::js::input::CommandInput::read(&lock(&id, 2), Default::default())
@@ -726,14 +730,14 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
 
     // The reloaded page: a new client over the same storage.
     let reloaded = client_over(json!({"namespace": ns}), adapter.clone()).await;
-    let report = rust(&settle(reloaded.resume()).await.unwrap());
+    let report = rust(&settle(reloaded.resume(None)).await.unwrap());
     let driven = report["driven"].as_array().unwrap();
     assert_eq!(driven.len(), 1, "{report}");
     assert_eq!(driven[0]["status"], "succeeded");
     assert_eq!(driven[0]["requestId"], record.request_id.as_str());
     assert_eq!(stored("account", &id, &record.request_id).await, 1);
     // Nothing is left to resume.
-    let again = rust(&settle(reloaded.resume()).await.unwrap());
+    let again = rust(&settle(reloaded.resume(None)).await.unwrap());
     assert_eq!(again["driven"].as_array().unwrap().len(), 0);
 }
 
@@ -752,7 +756,9 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
     let ns = unique("fresh");
     let setup = client(json!({})).await;
     let id = unique("acct");
-    settle(setup.send_and_wait(create(&id))).await.unwrap();
+    settle(setup.send_and_wait(create(&id), None))
+        .await
+        .unwrap();
     fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 400, "times": 1}))
         .await;
 
@@ -763,7 +769,7 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
         let first = first.clone();
         let command = lock(&id, 1);
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = settle(first.send(command)).await.unwrap();
+            let outcome = settle(first.send(command, None)).await.unwrap();
             resolve.call1(&JsValue::NULL, &outcome).unwrap();
         });
     });
@@ -777,7 +783,7 @@ async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
         }
         sleep(1).await;
     };
-    let report = rust(&settle(other.resume()).await.unwrap());
+    let report = rust(&settle(other.resume(None)).await.unwrap());
     assert_eq!(report["driven"].as_array().unwrap().len(), 0, "{report}");
     assert_eq!(report["busy"], json!([intent_id]), "{report}");
 

@@ -1,11 +1,14 @@
 // The demo: a small accounts app on the test gateway, using the package
 // exactly as a user would. Every text goes through textContent (escaped).
 import init, { WowClient, CommandError } from "/pkg/index.js";
+import { requestBackgroundSync } from "/pkg/service-worker.js";
 // The commands, generated from the gateway's OpenAPI document (scripts/generate-demo.sh).
 import { createAccount, lockAmount, prepare } from "/generated/transfer/account.js";
 
 const params = new URLSearchParams(location.search);
 const namespace = params.get("ns") || "demo";
+// `?noworker`: no Service Worker (the tests of one page's own drives).
+const worker = !params.has("noworker");
 const $ = (id) => document.getElementById(id);
 const status = (text) => { $("status").textContent = text; };
 
@@ -94,6 +97,8 @@ async function run(title, build) {
   const card = newCard(title);
   try {
     const command = build();
+    // Should this tab close mid-flight, the Service Worker finishes the intent.
+    if (worker) requestBackgroundSync().catch(() => {});
     if (mode() === "stream") {
       const handle = client.sendAndWaitStream(command);
       for await (const element of handle.stream.values ? handle.stream.values() : handle) card.stage(element);
@@ -225,6 +230,19 @@ $("history-account").addEventListener("change", refreshHistory);
 // ----------------------------------------------------------- after a load
 
 window.demo = { client, resume: () => client.resume(), namespace };
+// The Service Worker (www/sw.js) drives what a closed tab left unresolved;
+// what it last finished is shown here.
+if (worker) {
+  await navigator.serviceWorker?.register(`/sw.js?ns=${encodeURIComponent(namespace)}`, { type: "module" })
+    .catch((e) => console.warn("no Service Worker:", e));
+}
+const workerReport = await (await globalThis.caches?.match("/__worker-report"))?.json().catch(() => null);
+if (workerReport) {
+  const finished = workerReport.reports.flatMap((r) => r.namespace === namespace ? r.driven : []);
+  $("worker").textContent = `The Service Worker finished ${finished.length} intent(s) while no page drove them` +
+    (finished.length ? `: ${finished.map((o) => `${o.requestId.slice(0, 8)}… ${o.status}`).join(", ")}` : "") +
+    ` (${new Date(workerReport.at).toLocaleTimeString()}).`;
+}
 await refreshAccounts();
 await refreshJournal();
 if (!params.has("noresume")) {

@@ -10,9 +10,12 @@ use wasm_bindgen_futures::JsFuture;
 use super::input::{self, CommandInput, ConnectInput, Defaults};
 use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
 use crate::core::machine::{MachineConfig, Outcome, Status};
-use crate::core::protocol::{ErrorCode, ErrorInfo, JsonValue, ObjectWriter, StreamElement};
+use crate::core::protocol::{
+    CommandStage, ErrorCode, ErrorInfo, JsonValue, ObjectWriter, StreamElement,
+};
 use crate::web::driver::{busy, Client};
 use crate::web::locks::{try_lock, Announcer, LockAttempt, PendingLock};
+use crate::web::network::OnlineListener;
 use crate::web::random::CryptoRandom;
 use crate::web::storage::{indexed_db, AnyStore};
 use crate::web::{json_to_js, time, to_js};
@@ -22,7 +25,46 @@ extern "C" {
     #[wasm_bindgen(js_name = makeCommandError)]
     fn make_command_error(outcome: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = makeResultStream)]
-    fn make_result_stream() -> JsValue;
+    fn make_result_stream(watch: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = watchFor, catch)]
+    fn watch_for(options: &JsValue) -> Result<JsValue, JsValue>;
+    fn abortable(promise: &js_sys::Promise, watch: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = awaitStage)]
+    fn await_stage(
+        question: &JsValue,
+        check: &JsValue,
+        headers: &JsValue,
+        timeout_ms: f64,
+        within_ms: u32,
+    ) -> js_sys::Promise;
+}
+
+/// Reads a call's `{ signal }` (in `support.js`): the object its drive
+/// leaves the latest record in (`watch.outcome`), so an abort can say what
+/// was sent, or `None` when there is no signal. `Err` is the error the call
+/// fails with at once, before anything is started: options it cannot take,
+/// or a signal aborted already.
+fn waiting(options: &Option<JsValue>) -> Result<Option<JsValue>, JsValue> {
+    let none = JsValue::UNDEFINED;
+    watch_for(options.as_ref().unwrap_or(&none)).map(|w| (!w.is_undefined()).then_some(w))
+}
+
+/// `promise`, or the wait for it that the watch's signal can end.
+fn ended_by(promise: js_sys::Promise, watch: &Option<JsValue>) -> js_sys::Promise {
+    match watch {
+        Some(watch) => abortable(&promise, watch),
+        None => promise,
+    }
+}
+
+/// Reads a call's options, or returns from the call with its error.
+macro_rules! waiting {
+    ($options:expr) => {
+        match waiting(&$options) {
+            Ok(w) => w,
+            Err(e) => return js_sys::Promise::reject(&e),
+        }
+    };
 }
 
 fn failed_outcome(code: &str, message: &str, status: Status, appended: Option<bool>) -> Outcome {
@@ -105,6 +147,8 @@ const MAX_TIMER_MS: u32 = 2_147_483_647;
 pub struct WowClient {
     inner: Rc<Client>,
     defaults: Defaults,
+    /// Resumes what waits when the runtime comes back online.
+    _online: Option<Rc<OnlineListener>>,
 }
 
 #[wasm_bindgen]
@@ -124,16 +168,19 @@ impl WowClient {
     pub fn send_and_wait(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let me = self.shared();
-        super::promise(async move {
-            let outcome = me.run(command, false, &mut |_| {}).await?;
+        let waiting = waiting!(options);
+        let (me, watch) = (self.shared(), waiting.clone());
+        let promise = super::promise(async move {
+            let outcome = me.run(command, false, &mut |_| {}, watch.as_ref()).await?;
             if outcome.status == Status::Succeeded {
                 Ok(success_value(&outcome))
             } else {
                 Err(error(&outcome))
             }
-        })
+        });
+        ended_by(promise, &waiting)
     }
 
     /// Sends a command and resolves to its `Outcome`; business outcomes
@@ -142,9 +189,16 @@ impl WowClient {
     pub fn send(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let me = self.shared();
-        super::promise(async move { Ok(to_js(&me.run(command, false, &mut |_| {}).await?)) })
+        let waiting = waiting!(options);
+        let (me, watch) = (self.shared(), waiting.clone());
+        let promise = super::promise(async move {
+            Ok(to_js(
+                &me.run(command, false, &mut |_| {}, watch.as_ref()).await?,
+            ))
+        });
+        ended_by(promise, &waiting)
     }
 
     /// Sends a command over the SSE stage stream. The handle is an async
@@ -155,16 +209,25 @@ impl WowClient {
     pub fn send_and_wait_stream(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> JsValue {
-        let parts = make_result_stream();
+        let waiting = waiting(&options);
+        let watch = match &waiting {
+            Ok(Some(w)) => w.clone(),
+            _ => JsValue::UNDEFINED,
+        };
+        let parts = make_result_stream(&watch);
         let get = |k: &str| js_sys::Reflect::get(&parts, &k.into()).unwrap_or(JsValue::UNDEFINED);
         let handle = get("handle");
         let push: js_sys::Function = get("push").unchecked_into();
         let finish: js_sys::Function = get("finish").unchecked_into();
-        let me = WowClient {
-            inner: self.inner.clone(),
-            defaults: self.defaults.clone(),
-        };
+        if let Err(e) = waiting {
+            let detail = js_sys::Reflect::get(&e, &"detail".into()).unwrap_or(JsValue::NULL);
+            let _ = finish.call2(&JsValue::NULL, &detail, &e);
+            return handle;
+        }
+        let watch = (!watch.is_undefined()).then_some(watch);
+        let me = self.shared();
         super::spawn(async move {
             let mut on_element = |e: &StreamElement| {
                 let value = match e {
@@ -187,7 +250,7 @@ impl WowClient {
                 };
                 let _ = push.call1(&JsValue::NULL, &value);
             };
-            match me.run(command, true, &mut on_element).await {
+            match me.run(command, true, &mut on_element, watch.as_ref()).await {
                 Ok(outcome) => {
                     let failure = if outcome.status == Status::Succeeded {
                         JsValue::UNDEFINED
@@ -209,9 +272,16 @@ impl WowClient {
     /// Drives every persisted unresolved intent of this namespace: each under
     /// its Web Lock, so two tabs never drive the same intent.
     #[wasm_bindgen(unchecked_return_type = "Promise<ResumeReport>")]
-    pub fn resume(&self) -> js_sys::Promise {
+    pub fn resume(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
+    ) -> js_sys::Promise {
+        let waiting = waiting!(options);
         let inner = self.inner.clone();
-        super::promise(async move { resume_all(&inner, false).await })
+        ended_by(
+            super::promise(async move { resume_all(&inner, false).await }),
+            &waiting,
+        )
     }
 
     /// The journal's records, oldest first, for UIs.
@@ -250,9 +320,12 @@ impl WowClient {
     pub fn confirm(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let me = self.shared();
-        super::promise(async move { me.confirm_now(intent).await })
+        let waiting = waiting!(options);
+        let (me, watch) = (self.shared(), waiting.clone());
+        let promise = super::promise(async move { me.confirm_now(intent, watch).await });
+        ended_by(promise, &waiting)
     }
 
     /// Retries an intent that met a version conflict, on the caller's say-so:
@@ -264,9 +337,33 @@ impl WowClient {
         #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ expectedVersion?: number | null }")]
         decision: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
+        let waiting = waiting!(options);
+        let (me, watch) = (self.shared(), waiting.clone());
+        let promise = super::promise(async move { me.retry_now(intent, decision, watch).await });
+        ended_by(promise, &waiting)
+    }
+
+    /// Waits, without sending anything, for a stage past PROCESSED of an
+    /// intent confirmed appended (an Outcome with `downstreamPending`):
+    /// SNAPSHOT by reading the aggregate's snapshot until its version
+    /// reaches the appended one, the others by asking `check` (or the
+    /// `checkDownstream` connect option). Resolves to the Outcome with
+    /// `downstreamReached` set to the stage, or null when `timeoutMs` passed first.
+    #[wasm_bindgen(js_name = awaitDownstream, unchecked_return_type = "Promise<DownstreamOutcome>")]
+    pub fn await_downstream(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "DownstreamOptions")] options: Option<
+            JsValue,
+        >,
+    ) -> js_sys::Promise {
+        let waiting = waiting!(options);
         let me = self.shared();
-        super::promise(async move { me.retry_now(intent, decision).await })
+        let options = options.unwrap_or(JsValue::UNDEFINED);
+        let promise = super::promise(async move { me.downstream_now(intent, options).await });
+        ended_by(promise, &waiting)
     }
 
     /// Deletes settled intents older than the retention window.
@@ -358,6 +455,9 @@ impl WowClient {
                 confirmer,
                 announcer: Announcer::open(&namespace),
                 callback_timeout_ms,
+                offline_return: parsed.offline_return,
+                on_escalated: input::function(&options, "onEscalated").map_err(invalid)?,
+                check_downstream: input::function(&options, "checkDownstream").map_err(invalid)?,
             }),
             defaults: Defaults {
                 config,
@@ -377,9 +477,24 @@ impl WowClient {
                     }
                 },
             },
+            _online: None,
         };
         // Verify the storage answers now, not at the first send.
         client.inner.journal.list().await.map_err(journal_error)?;
+        // Back online: what waits in the journal is driven again, one driver
+        // per intent across tabs (the Web Lock), as an automatic resume.
+        let weak = Rc::downgrade(&client.inner);
+        let online = OnlineListener::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                super::spawn(async move {
+                    let _ = resume_all(&inner, true).await;
+                });
+            }
+        });
+        let client = WowClient {
+            _online: Some(Rc::new(online)),
+            ..client
+        };
         if parsed.resume == Some(true) {
             let inner = client.inner.clone();
             super::spawn(async move {
@@ -389,15 +504,24 @@ impl WowClient {
         Ok(client)
     }
 
-    async fn confirm_now(&self, intent: JsValue) -> Result<JsValue, JsValue> {
-        let intent = intent_ref(&intent)?;
-        let record = self
-            .inner
+    /// The record a caller's intent reference (intentId, requestId or
+    /// intentKey) names in this namespace.
+    async fn existing(&self, intent: &JsValue) -> Result<IntentRecord, JsValue> {
+        let intent = intent_ref(intent)?;
+        self.inner
             .journal
             .find(&intent)
             .await
             .map_err(journal_error)?
-            .ok_or_else(|| invalid(format!("no intent `{intent}` in this namespace")))?;
+            .ok_or_else(|| invalid(format!("no intent `{intent}` in this namespace")))
+    }
+
+    async fn confirm_now(
+        &self,
+        intent: JsValue,
+        watch: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let record = self.existing(&intent).await?;
         if record.state == crate::core::journal::IntentState::Pending {
             // Persisted, never sent: nothing can have been appended.
             let mut outcome = Outcome::from_record(&record);
@@ -409,11 +533,24 @@ impl WowClient {
             ..self.defaults.config.clone()
         };
         let wait = config.caller_timeout_ms;
-        let outcome = drive_locked(&self.inner, record, config, wait, &mut |_| {}).await;
+        let outcome = drive_locked(
+            &self.inner,
+            record,
+            config,
+            wait,
+            &mut |_| {},
+            watch.as_ref(),
+        )
+        .await;
         Ok(to_js(&outcome))
     }
 
-    async fn retry_now(&self, intent: JsValue, decision: JsValue) -> Result<JsValue, JsValue> {
+    async fn retry_now(
+        &self,
+        intent: JsValue,
+        decision: JsValue,
+        watch: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
         let intent = intent_ref(&intent)?;
         // The same reader as every other option: a non-negative integer or null.
         let expected = if decision.is_undefined() || decision.is_null() {
@@ -433,8 +570,128 @@ impl WowClient {
         let config = self.defaults.config.clone();
         let wait = config.caller_timeout_ms;
         Ok(to_js(
-            &drive_locked(&self.inner, record, config, wait, &mut |_| {}).await,
+            &drive_locked(
+                &self.inner,
+                record,
+                config,
+                wait,
+                &mut |_| {},
+                watch.as_ref(),
+            )
+            .await,
         ))
+    }
+
+    async fn downstream_now(&self, intent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        let record = self.existing(&intent).await?;
+        let (stage, timeout_ms, check) = if options.is_undefined() || options.is_null() {
+            (None, None, None)
+        } else {
+            let o = input::Fields::of("options", &options).map_err(invalid)?;
+            let stage = o.string("stage").map_err(invalid)?;
+            let stage = stage
+                .map(|s| input::stage(&s))
+                .transpose()
+                .map_err(invalid)?;
+            let timeout = o.count("timeoutMs").map_err(invalid)?;
+            (
+                stage,
+                timeout,
+                input::function(&options, "check").map_err(invalid)?,
+            )
+        };
+        if record.state != crate::core::journal::IntentState::Succeeded {
+            return Err(invalid(format!(
+                "intent `{}` is {}, not confirmed appended: awaitDownstream waits only for what was appended",
+                record.intent_id,
+                record.state.as_str()
+            )));
+        }
+        let stage = stage.unwrap_or(record.command.wait.stage);
+        let check = check.or_else(|| self.inner.check_downstream.clone());
+        let snapshot = stage == CommandStage::Snapshot;
+        if stage > CommandStage::Snapshot && check.is_none() {
+            return Err(invalid(format!(
+                "awaitDownstream for {stage} needs a `check` function (or the `checkDownstream` connect option)"
+            )));
+        }
+        let mut outcome = Outcome::from_record(&record);
+        // Appended is PROCESSED.
+        let mut reached = stage <= CommandStage::Processed;
+        if !reached {
+            let timeout = timeout_ms.unwrap_or(self.defaults.config.caller_timeout_ms);
+            let version = self.appended_version(&record).await;
+            outcome.appended_version = version;
+            let a = &record.aggregate;
+            let snapshot_url = match (snapshot, version) {
+                (true, Some(_)) => a
+                    .route()
+                    .snapshot_path(&a.aggregate_id)
+                    .map(|path| crate::web::http::url(&self.inner.base_url, &path))
+                    .ok(),
+                _ => None,
+            };
+            let question = ObjectWriter::new()
+                .put("stage", stage.as_str())
+                .put("intentId", &record.intent_id)
+                .put("requestId", &record.request_id)
+                .put("resource", &a.resource)
+                .put("aggregateId", &a.aggregate_id)
+                .some("tenantId", &a.tenant_id)
+                .some("ownerId", &a.owner_id)
+                .some("contextAlias", &a.context_alias)
+                .put("version", &version)
+                .put("snapshotUrl", &snapshot_url)
+                .done();
+            let check = match (snapshot, check) {
+                (false, Some(check)) => JsValue::from(check),
+                _ => JsValue::UNDEFINED,
+            };
+            let headers = self
+                .inner
+                .headers
+                .clone()
+                .map_or(JsValue::UNDEFINED, JsValue::from);
+            let polled = await_stage(
+                &json_to_js(&question),
+                &check,
+                &headers,
+                timeout as f64,
+                self.inner.callback_timeout_ms,
+            );
+            reached = JsFuture::from(polled).await.ok().and_then(|v| v.as_bool()) == Some(true);
+        }
+        outcome.downstream_pending = (!reached).then_some(stage);
+        if !reached {
+            outcome.reason = Some(format!(
+                "{stage} not reached in time; the command stays appended"
+            ));
+        }
+        let value = to_js(&outcome);
+        let reached = if reached {
+            JsValue::from_str(stage.as_str())
+        } else {
+            JsValue::NULL
+        };
+        let _ = js_sys::Reflect::set(&value, &"downstreamReached".into(), &reached);
+        Ok(value)
+    }
+
+    /// The appended stream's version: from the last answer at PROCESSED or
+    /// later, else from the history (one list query).
+    async fn appended_version(&self, record: &IntentRecord) -> Option<i64> {
+        let seen = record
+            .last_result
+            .as_ref()
+            .filter(|r| r.is_succeeded() && r.stage >= CommandStage::Processed)
+            .and_then(|r| r.aggregate_version);
+        if seen.is_some() {
+            return seen;
+        }
+        match self.inner.confirm(&record.confirm_query(), true).await {
+            crate::core::machine::ConfirmAnswer::Appended { version, .. } => version,
+            _ => None,
+        }
     }
 
     /// Another handle on the same client, for a call's future to own.
@@ -442,6 +699,7 @@ impl WowClient {
         WowClient {
             inner: self.inner.clone(),
             defaults: self.defaults.clone(),
+            _online: self._online.clone(),
         }
     }
 
@@ -450,6 +708,7 @@ impl WowClient {
         command: JsValue,
         stream: bool,
         on_element: &mut dyn FnMut(&StreamElement),
+        watch: Option<&JsValue>,
     ) -> Result<Outcome, JsValue> {
         let parsed = CommandInput::read(&command, self.defaults.body_limits).map_err(invalid)?;
         let (intent, config) = input::intent(parsed, &self.defaults, stream).map_err(invalid)?;
@@ -463,7 +722,7 @@ impl WowClient {
             Begun::Settled(record) => Ok(Outcome::from_record(&record)),
             Begun::Created(record) | Begun::Unresolved(record) => {
                 let wait = config.caller_timeout_ms;
-                Ok(drive_locked(&self.inner, record, config, wait, on_element).await)
+                Ok(drive_locked(&self.inner, record, config, wait, on_element, watch).await)
             }
         }
     }
@@ -473,18 +732,23 @@ impl WowClient {
 /// tab or worker that drives it; once held, the record is read again, so an
 /// intent settled meanwhile is reported, not driven twice.
 async fn drive_locked(
-    client: &Client,
+    client: &Rc<Client>,
     record: IntentRecord,
     config: MachineConfig,
     wait_ms: u64,
     on_element: &mut dyn FnMut(&StreamElement),
+    watch: Option<&JsValue>,
 ) -> Outcome {
     let lock = PendingLock::request(client.journal.namespace(), &record.intent_id, wait_ms);
     // A record not yet written (revision 0) is known to nobody else: its
     // lock, asked for before the record is written, is collected after the
     // first send (see `Client::drive`).
     if record.revision == 0 {
-        return client.drive(record, config, on_element, Some(lock)).await;
+        let outcome = client
+            .drive(record, config, on_element, Some(lock), watch)
+            .await;
+        reconfirm_later(client, &outcome, 0);
+        return outcome;
     }
     let lock = lock.granted().await.unwrap_or(LockAttempt::Unsupported);
     if matches!(lock, LockAttempt::Busy) {
@@ -495,7 +759,32 @@ async fn drive_locked(
         _ => record,
     };
     // A settled record ends the drive at once, with its recorded outcome.
-    client.drive(fresh, config, on_element, None).await
+    let outcome = client.drive(fresh, config, on_element, None, watch).await;
+    reconfirm_later(client, &outcome, 0);
+    outcome
+}
+
+/// How many times a client confirms an escalated intent again on its own,
+/// 2 s after it escalated and doubling to 5 minutes (about 40 minutes in
+/// all); then it stays escalated until `resume()`, the `online` event, the
+/// Service Worker or `confirm()`.
+const RECONFIRM_ROUNDS: u32 = 12;
+
+/// Confirms an escalated intent again later, while the client lives: a read
+/// first, so never a resend before history says it was not appended.
+fn reconfirm_later(client: &Rc<Client>, outcome: &Outcome, round: u32) {
+    if outcome.status != Status::Escalated || round >= RECONFIRM_ROUNDS {
+        return;
+    }
+    let jitter = (crate::web::random::random_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let delay = crate::core::machine::backoff_ms(round + 1, 2_000, 300_000, jitter);
+    let (weak, id) = (Rc::downgrade(client), outcome.intent_id.clone());
+    super::spawn(async move {
+        time::sleep(delay as i64).await;
+        if let Some(client) = weak.upgrade() {
+            let _ = resume_one(&client, id, true, round + 1).await;
+        }
+    });
 }
 
 /// How many unresolved intents `resume()` drives at once: a journal left
@@ -512,7 +801,7 @@ async fn resume_all(client: &Rc<Client>, automatic: bool) -> Result<JsValue, JsV
         for record in window {
             let (client, id) = (client.clone(), record.intent_id.clone());
             drives.push(&super::promise(async move {
-                resume_one(&client, id, automatic).await
+                resume_one(&client, id, automatic, 0).await
             }));
         }
         let answers = JsFuture::from(js_sys::Promise::all(&drives)).await?;
@@ -532,7 +821,13 @@ async fn resume_all(client: &Rc<Client>, automatic: bool) -> Result<JsValue, JsV
 
 /// Drives one unresolved intent under its lock: its Outcome, its id (a
 /// string) when another tab holds it, or undefined when there was nothing to do.
-async fn resume_one(client: &Client, id: String, automatic: bool) -> Result<JsValue, JsValue> {
+/// `round`: how many times it was confirmed again after escalating.
+async fn resume_one(
+    client: &Rc<Client>,
+    id: String,
+    automatic: bool,
+    round: u32,
+) -> Result<JsValue, JsValue> {
     match try_lock(client.journal.namespace(), &id).await {
         Ok(LockAttempt::Busy) => Ok(id.into()),
         // Without Web Locks, only an explicit resume() drives: never race.
@@ -541,12 +836,13 @@ async fn resume_one(client: &Client, id: String, automatic: bool) -> Result<JsVa
             let _held = lock;
             // Re-read under the lock: another tab may have settled it meanwhile.
             let fresh = client.journal.find(&id).await.map_err(journal_error)?;
-            let Some(fresh) = fresh.filter(|r| r.state.is_unresolved()) else {
+            let Some(fresh) = fresh.filter(|r| r.state.is_resumable()) else {
                 return Ok(JsValue::UNDEFINED);
             };
             let outcome = client
-                .drive(fresh, client.config.clone(), &mut |_| {}, None)
+                .drive(fresh, client.config.clone(), &mut |_| {}, None, None)
                 .await;
+            reconfirm_later(client, &outcome, round);
             Ok(to_js(&outcome))
         }
     }

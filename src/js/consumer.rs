@@ -17,7 +17,7 @@ use crate::web::{time, to_js, JsFailure};
 
 use super::input;
 
-#[wasm_bindgen(module = "/src/js/support.js")]
+#[wasm_bindgen(module = "/src/js/effect_error.js")]
 extern "C" {
     #[wasm_bindgen(js_name = makeEffectError)]
     fn make_effect_error(

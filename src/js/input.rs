@@ -56,6 +56,8 @@ pub struct ConnectInput {
     pub max_body_chars: Option<u64>,
     /// The deepest nesting in a command body.
     pub max_body_depth: Option<u64>,
+    /// `"return"`: a call that meets an offline runtime settles at once.
+    pub offline_return: bool,
 }
 
 #[cfg(feature = "client")]
@@ -86,6 +88,11 @@ impl ConnectInput {
             callback_timeout_ms: o.count("callbackTimeoutMs")?,
             max_body_chars: o.count("maxBodyChars")?,
             max_body_depth: o.count("maxBodyDepth")?,
+            offline_return: match o.string("offline")?.as_deref() {
+                None | Some("wait") => false,
+                Some("return") => true,
+                Some(_) => return Err("options.offline must be \"wait\" or \"return\"".into()),
+            },
         })
     }
 }

@@ -1,3 +1,5 @@
+import { callWithin } from "../web/runtime.js";
+
 // The JS-side pieces of the API: the typed error class and the result
 // stream handle. Kept in plain JS so `instanceof CommandError` works and
 // the stream is a real ReadableStream.
@@ -36,11 +38,11 @@ export function makeCommandError(outcome) {
 
 // A handle that is both an async iterable and a ReadableStream of results,
 // plus `outcome`, a promise of the final Outcome. Read it one way or the
-// other: both take the same stream's reader.
-export function makeResultStream() {
-  let controller;
+// other: both take the same stream's reader. An abort of `signal` ends it at
+// once with the `Aborted` error (see `abortable`).
+export function makeResultStream(watch) {
+  let controller, settle, open = true;
   const stream = new ReadableStream({ start(c) { controller = c; } });
-  let settle;
   const outcome = new Promise((resolve) => { settle = resolve; });
   const handle = {
     stream,
@@ -53,30 +55,90 @@ export function makeResultStream() {
       };
     },
   };
-  return {
-    handle,
-    push(value) { controller.enqueue(value); },
-    finish(finalOutcome, error) {
-      settle(finalOutcome);
-      if (error) controller.error(error); else controller.close();
-    },
+  const finish = (finalOutcome, error) => {
+    if (!open) return;
+    open = false;
+    settle(finalOutcome);
+    if (error) controller.error(error); else controller.close();
   };
-}
-
-// A failed delivery of an idempotent consumer. `code` is stable:
-// InvalidIdentity, InvalidOptions, StorageUnavailable, EffectFailed, EffectTimedOut,
-// DoneNotRecorded, NeedsReconciliation, ReconcileFailed, Busy, Superseded, StorageCannotExclude.
-export class EffectError extends Error {
-  constructor(code, message, identity, record, cause, result) {
-    super(`${code}: ${message}`, cause === undefined ? undefined : { cause });
-    this.name = "EffectError";
-    this.code = code;
-    this.identity = identity ?? null;
-    this.record = record ?? null;
-    if (result !== undefined) this.result = result;
+  if (watch) {
+    const abort = () => { const e = abortError(watch); finish(e.detail, e); };
+    watch.signal.addEventListener("abort", abort, { once: true });
+    outcome.then(() => watch.signal.removeEventListener("abort", abort));
   }
+  return { handle, push(value) { if (open) controller.enqueue(value); }, finish };
 }
 
-export function makeEffectError(code, message, identity, record, cause, result) {
-  return new EffectError(code, message, identity, record, cause, result);
+// A call's `{ signal }`: the watch its drive records into (`watch.outcome`,
+// the last record written, as an Outcome), or undefined without a signal.
+// Options it cannot take, and a signal aborted already, throw: the call
+// fails before anything is started.
+export function watchFor(options) {
+  if (options == null) return undefined;
+  let signal;
+  try { signal = Object(options) === options ? options.signal : invalid("options must be an object"); }
+  catch (e) { if (e instanceof CommandError) throw e; invalid("options.signal could not be read"); }
+  if (signal == null) return undefined;
+  if (typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function") {
+    invalid("options.signal must be an AbortSignal");
+  }
+  const watch = { signal };
+  if (signal.aborted) throw abortError(watch);
+  return watch;
+}
+
+function invalid(message) {
+  throw new CommandError({ status: "rejected", intentId: "", requestId: "", intentKey: null, appended: false,
+    result: null, error: { errorCode: "InvalidCommand", errorMsg: message, succeeded: false }, reason: message, attempts: 0 });
+}
+
+// Ends the caller's wait for `promise` when the watch's signal aborts, with
+// the `Aborted` CommandError. Only the wait ends: the intent is not
+// withdrawn, and the same client goes on driving it (README, "Cancel").
+export function abortable(promise, watch) {
+  const { signal } = watch;
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(abortError(watch));
+    signal.addEventListener("abort", abort, { once: true });
+    const done = () => signal.removeEventListener("abort", abort);
+    promise.then((v) => { done(); resolve(v); }, (e) => { done(); reject(e); });
+  });
+}
+
+// The `Aborted` error: what the last record written says (`watch.outcome`,
+// when one was written), with `appended: false` while no request can have
+// left (`watch.sent`, set by the driver before each fetch).
+function abortError(watch) {
+  const last = watch.outcome || { intentId: "", requestId: "", intentKey: null, attempts: 0, result: null };
+  const sent = watch.sent === true;
+  return new CommandError({
+    ...last, status: "unknown", appended: sent ? null : false, downstreamPending: null,
+    appendedVersion: null, appendedCommandId: null,
+    error: { errorCode: "Aborted", errorMsg: "the caller's wait was aborted", succeeded: false },
+    reason: sent ? "aborted: the outcome is not known; the intent is still driven"
+      : "aborted before anything was sent; the intent is still driven",
+  });
+}
+
+// `awaitDownstream`'s polling, until `timeoutMs`: the aggregate's snapshot
+// (`question.snapshotUrl`) until its version reaches `question.version`, or
+// else the application's `check(question)`. A failed read or check is "not
+// yet"; the caller's `headers()` go with each snapshot read.
+export async function awaitStage(question, check, headers, timeoutMs, withinMs) {
+  const until = Date.now() + timeoutMs;
+  const { snapshotUrl, ...asked } = question;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+    try {
+      if (snapshotUrl) {
+        const extra = headers ? await callWithin(headers, null, [], withinMs, "headers()") : {};
+        const r = await fetch(snapshotUrl, { headers: { ...extra, Accept: "application/json" } });
+        if (r.ok && (await r.json()).version >= question.version) return true;
+      } else if (check && (await callWithin(check, null, [asked], withinMs, "check()")) === true) {
+        return true;
+      }
+    } catch { /* not yet */ }
+    const left = until - Date.now();
+    if (left <= 0) return false;
+    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
+  }
 }

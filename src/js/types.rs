@@ -31,7 +31,7 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
   | "BiDeploymentInspectionTimeout";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
-  | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | `HttpStatus${number}`;
+  | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
 export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
 
@@ -79,6 +79,54 @@ export interface ConnectOptions {
   maxBodyChars?: number;
   /** The deepest nesting of arrays and objects in a command body (default 64, at most 512). */
   maxBodyDepth?: number;
+  /**
+   * While the runtime is offline nothing is sent or asked and no budget is spent; the intent waits in
+   * the journal (reason "offline"). "wait" (default): a call keeps waiting until the runtime is back
+   * online (or its signal aborts). "return": it settles at once (`send` with status "unknown" and
+   * reason "offline", `sendAndWait` rejecting with code "Offline"); the `online` event resumes it.
+   */
+  offline?: "wait" | "return";
+  /** Told each time an intent becomes escalated (its history could not be asked); it is confirmed again with backoff. */
+  onEscalated?: (outcome: Outcome) => void;
+  /** Whether a stage past SNAPSHOT has been reached, for `awaitDownstream` (a throw or a rejection is "not yet"). */
+  checkDownstream?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
+}
+
+/** The last argument of every call that waits. */
+export interface CallOptions {
+  /**
+   * Ends the caller's wait at once with CommandError code "Aborted" (`appended: false` while nothing
+   * was sent, otherwise null). The intent is not withdrawn: this client goes on driving it, and
+   * `resume()` finishes it if the page goes away first.
+   */
+  signal?: AbortSignal;
+}
+
+export interface DownstreamOptions extends CallOptions {
+  /** Default: the intent's wait stage. */
+  stage?: CommandStage;
+  /** How long to wait, ms (default: the connect option timeoutMs). */
+  timeoutMs?: number;
+  /** Overrides the `checkDownstream` connect option for this call. */
+  check?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
+}
+
+export interface DownstreamQuestion {
+  stage: CommandStage;
+  intentId: string;
+  requestId: string;
+  resource: string;
+  aggregateId: string;
+  tenantId?: string;
+  ownerId?: string;
+  contextAlias?: string;
+  /** The appended stream's version, when known. */
+  version: number | null;
+}
+
+export interface DownstreamOutcome extends Outcome {
+  /** The stage reached, or null when the wait ended first (then `downstreamPending` still names it). */
+  downstreamReached: CommandStage | null;
 }
 
 export interface Command {
@@ -169,7 +217,7 @@ export interface IntentRecord {
               /** When the caller's wait for this attempt was due to end (epoch ms). */
               callerDeadline?: number;
               /** What ended the caller's wait. */
-              waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" }[];
+              waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline" }[];
   lastResult?: CommandResult;
   reason?: string;
   appended?: boolean;

@@ -6,13 +6,14 @@ use wasm_bindgen::prelude::*;
 
 use super::http::{self, Answer, Failure};
 use super::locks::{Announcer, IntentLock, LockAttempt, PendingLock};
+use super::network;
 use super::random::random_u64;
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
-use super::{call_and_await, json_to_js, JsFailure};
-use crate::core::journal::{IntentRecord, Journal, RecordStore};
+use super::{call_and_await, json_to_js, to_js, JsFailure};
+use crate::core::journal::{IntentRecord, IntentState, Journal, RecordStore};
 use crate::core::machine::{
-    Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, TransportError,
+    Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
 };
 use crate::core::protocol::{ConfirmQuery, ObjectWriter, StreamElement};
 
@@ -35,6 +36,13 @@ pub struct Client {
     pub announcer: Announcer,
     /// How long `headers` and `confirm` may take (0: unbounded).
     pub callback_timeout_ms: u32,
+    /// `offline: "return"`: a drive that meets an offline runtime ends
+    /// instead of waiting for it to come back.
+    pub offline_return: bool,
+    /// `(outcome) → void`: told each time an intent becomes escalated.
+    pub on_escalated: Option<js_sys::Function>,
+    /// `(question) → boolean`: whether a stage past SNAPSHOT has been reached.
+    pub check_downstream: Option<js_sys::Function>,
 }
 
 impl Client {
@@ -91,26 +99,72 @@ impl Client {
     }
 
     /// Drives one intent to an outcome; stream elements go to `on_element`
-    /// as they arrive.
+    /// as they arrive, and each record written goes to `watch.outcome` (as
+    /// an Outcome) when the caller's wait can be aborted.
     ///
     /// `lock` is the intent's lock when it was asked for but not awaited: a
     /// new intent's, asked for before its record is first written, so any
     /// other driver that finds the record queues behind it. Only that first
     /// write and the first send run before the answer is collected; the
     /// lock's round trip overlaps the gateway's instead of preceding it.
+    ///
+    /// While the runtime is offline nothing is sent or asked: the intent
+    /// waits in the journal (reason `offline`), and with `offline: "wait"`
+    /// the drive, still holding the lock, goes on once the runtime is back
+    /// online, with a fresh budget.
     pub async fn drive(
         &self,
         record: IntentRecord,
         config: MachineConfig,
         on_element: &mut dyn FnMut(&StreamElement),
         lock: Option<PendingLock>,
+        watch: Option<&JsValue>,
     ) -> Outcome {
+        let was_escalated = record.state == IntentState::Escalated;
+        let mut lock = Locking {
+            pending: lock,
+            held: None,
+        };
+        let mut record = record;
+        let outcome = loop {
+            let (outcome, offline) = self
+                .drive_once(record, config.clone(), on_element, &mut lock, watch)
+                .await;
+            if !offline || self.offline_return {
+                break outcome;
+            }
+            network::when_online().await;
+            record = match self.journal.find(&outcome.intent_id).await {
+                Ok(Some(fresh)) => fresh,
+                _ => break outcome,
+            };
+        };
+        if outcome.status == Status::Escalated && !was_escalated {
+            if let Some(f) = &self.on_escalated {
+                // A notification: what it returns or throws changes nothing.
+                let _ = f.call1(&JsValue::NULL, &to_js(&outcome));
+            }
+        }
+        outcome
+    }
+
+    /// One drive of the machine; true with the outcome when it ended because
+    /// the runtime was offline.
+    async fn drive_once(
+        &self,
+        record: IntentRecord,
+        config: MachineConfig,
+        on_element: &mut dyn FnMut(&StreamElement),
+        lock: &mut Locking,
+        watch: Option<&JsValue>,
+    ) -> (Outcome, bool) {
         let stream = config.stream;
         let mut machine = IntentMachine::new(record, config, random_u64());
-        let mut pending = lock;
-        // Held until the drive ends.
-        let mut _held: Option<IntentLock> = None;
         let mut sent = false;
+        let mut offline = false;
+        if !machine.record().attempts.is_empty() {
+            mark_sent(watch);
+        }
         machine.start(time::now());
         loop {
             while let Some(action) = machine.poll_action() {
@@ -119,8 +173,8 @@ impl Client {
                     Action::Send { .. } | Action::OpenStream { .. } => !sent,
                     _ => false,
                 };
-                if !first_steps && !collect(&mut pending, &mut _held).await {
-                    return busy(machine.record());
+                if !first_steps && !lock.collect().await {
+                    return (busy(machine.record()), false);
                 }
                 match action {
                     Action::Persist(record) => {
@@ -129,12 +183,22 @@ impl Client {
                             let mut stored = (*record).clone();
                             stored.revision = *revision;
                             self.announce(&stored);
+                            if let Some(watch) = watch {
+                                let outcome = to_js(&Outcome::from_record(&stored));
+                                let _ = js_sys::Reflect::set(watch, &"outcome".into(), &outcome);
+                            }
                         }
                         machine.handle_persisted(time::now(), result);
                     }
+                    Action::Send { .. } | Action::OpenStream { .. } | Action::Confirm { .. }
+                        if !network::is_online() =>
+                    {
+                        offline = true;
+                        machine.handle_offline(time::now());
+                    }
                     Action::Send { attempt } | Action::OpenStream { attempt } => {
                         sent = true;
-                        self.attempt(&mut machine, attempt, stream, on_element)
+                        self.attempt(&mut machine, attempt, stream, on_element, watch)
                             .await;
                     }
                     Action::Confirm { query, need_facts } => {
@@ -144,7 +208,7 @@ impl Client {
                     Action::Emit(element) => on_element(&element),
                     // The fetch was aborted by its deadline already.
                     Action::Abort { .. } | Action::Escalate(_) => {}
-                    Action::Done(outcome) => return *outcome,
+                    Action::Done(outcome) => return (*outcome, offline),
                 }
             }
             match machine.poll_timeout() {
@@ -155,11 +219,12 @@ impl Client {
                 None => {
                     // Unreachable by the machine's contract; never hang,
                     // and never leave a lock granted to nobody.
-                    collect(&mut pending, &mut _held).await;
-                    return machine
+                    lock.collect().await;
+                    let outcome = machine
                         .outcome()
                         .cloned()
                         .unwrap_or_else(|| Outcome::from_record(machine.record()));
+                    return (outcome, false);
                 }
             }
         }
@@ -171,6 +236,7 @@ impl Client {
         attempt: u32,
         stream: bool,
         on_element: &mut dyn FnMut(&StreamElement),
+        watch: Option<&JsValue>,
     ) {
         let deadline = machine
             .poll_timeout()
@@ -209,6 +275,7 @@ impl Client {
         let result = match request {
             Err(f) => Err(f),
             Ok(request) => {
+                mark_sent(watch);
                 let mut feed = |element: StreamElement| {
                     machine.handle_stream_element(attempt, element);
                     while let Some(action) = machine.poll_action() {
@@ -230,6 +297,9 @@ impl Client {
             Err(Failure::NeverSent(why)) => {
                 machine.handle_transport_error(now, attempt, TransportError::NeverSent(why))
             }
+            Err(Failure::Lost(why)) if !network::is_online() => {
+                machine.handle_transport_error(now, attempt, TransportError::Offline(why))
+            }
             Err(Failure::Lost(why)) => {
                 machine.handle_transport_error(now, attempt, TransportError::Lost(why))
             }
@@ -237,19 +307,36 @@ impl Client {
     }
 }
 
-/// Collects the answer to a pending lock request, if there is one, keeping
-/// the lock in `held`; false when another driver holds it.
-async fn collect(pending: &mut Option<PendingLock>, held: &mut Option<IntentLock>) -> bool {
-    match pending.take() {
-        Some(lock) => match lock.granted().await {
-            Ok(LockAttempt::Held(lock)) => {
-                *held = Some(lock);
-                true
-            }
-            Ok(LockAttempt::Busy) => false,
-            Ok(LockAttempt::Unsupported) | Err(_) => true,
-        },
-        None => true,
+/// A drive's lock: asked for and not yet collected, then held until the
+/// drive ends.
+struct Locking {
+    pending: Option<PendingLock>,
+    held: Option<IntentLock>,
+}
+
+impl Locking {
+    /// Collects the answer to a pending lock request, if there is one,
+    /// keeping the lock; false when another driver holds it.
+    async fn collect(&mut self) -> bool {
+        match self.pending.take() {
+            Some(lock) => match lock.granted().await {
+                Ok(LockAttempt::Held(lock)) => {
+                    self.held = Some(lock);
+                    true
+                }
+                Ok(LockAttempt::Busy) => false,
+                Ok(LockAttempt::Unsupported) | Err(_) => true,
+            },
+            None => true,
+        }
+    }
+}
+
+/// Tells an abortable wait that a request may have left (`watch.sent`):
+/// from then on an abort cannot say "not appended".
+fn mark_sent(watch: Option<&JsValue>) {
+    if let Some(watch) = watch {
+        let _ = js_sys::Reflect::set(watch, &"sent".into(), &JsValue::TRUE);
     }
 }
 

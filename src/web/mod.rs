@@ -11,6 +11,8 @@ pub mod guard;
 pub mod http;
 pub mod js_failure;
 pub mod locks;
+#[cfg(feature = "client")]
+pub mod network;
 pub mod random;
 pub mod storage;
 pub mod time;

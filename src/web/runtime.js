@@ -51,3 +51,4 @@ export function asJson(value, what, maxChars, maxDepth) {
   }
   return JSON.parse(text);
 }
+

@@ -23,7 +23,7 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
 | "BiDeploymentInspectionTimeout";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
-| "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | `HttpStatus${number}`;
+| "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
 export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
 
@@ -71,6 +71,54 @@ export interface ConnectOptions {
     maxBodyChars?: number;
     /** The deepest nesting of arrays and objects in a command body (default 64, at most 512). */
     maxBodyDepth?: number;
+    /**
+     * While the runtime is offline nothing is sent or asked and no budget is spent; the intent waits in
+     * the journal (reason "offline"). "wait" (default): a call keeps waiting until the runtime is back
+     * online (or its signal aborts). "return": it settles at once (`send` with status "unknown" and
+     * reason "offline", `sendAndWait` rejecting with code "Offline"); the `online` event resumes it.
+     */
+    offline?: "wait" | "return";
+    /** Told each time an intent becomes escalated (its history could not be asked); it is confirmed again with backoff. */
+    onEscalated?: (outcome: Outcome) => void;
+    /** Whether a stage past SNAPSHOT has been reached, for `awaitDownstream` (a throw or a rejection is "not yet"). */
+    checkDownstream?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
+}
+
+/** The last argument of every call that waits. */
+export interface CallOptions {
+    /**
+     * Ends the caller's wait at once with CommandError code "Aborted" (`appended: false` while nothing
+     * was sent, otherwise null). The intent is not withdrawn: this client goes on driving it, and
+     * `resume()` finishes it if the page goes away first.
+     */
+    signal?: AbortSignal;
+}
+
+export interface DownstreamOptions extends CallOptions {
+    /** Default: the intent's wait stage. */
+    stage?: CommandStage;
+    /** How long to wait, ms (default: the connect option timeoutMs). */
+    timeoutMs?: number;
+    /** Overrides the `checkDownstream` connect option for this call. */
+    check?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
+}
+
+export interface DownstreamQuestion {
+    stage: CommandStage;
+    intentId: string;
+    requestId: string;
+    resource: string;
+    aggregateId: string;
+    tenantId?: string;
+    ownerId?: string;
+    contextAlias?: string;
+    /** The appended stream's version, when known. */
+    version: number | null;
+}
+
+export interface DownstreamOutcome extends Outcome {
+    /** The stage reached, or null when the wait ended first (then `downstreamPending` still names it). */
+    downstreamReached: CommandStage | null;
 }
 
 export interface Command {
@@ -161,7 +209,7 @@ export interface IntentRecord {
     /** When the caller's wait for this attempt was due to end (epoch ms). */
     callerDeadline?: number;
     /** What ended the caller's wait. */
-    waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" }[];
+    waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline" }[];
     lastResult?: CommandResult;
     reason?: string;
     appended?: boolean;
@@ -202,6 +250,15 @@ export class WowClient {
     free(): void;
     [Symbol.dispose](): void;
     /**
+     * Waits, without sending anything, for a stage past PROCESSED of an
+     * intent confirmed appended (an Outcome with `downstreamPending`):
+     * SNAPSHOT by reading the aggregate's snapshot until its version
+     * reaches the appended one, the others by asking `check` (or the
+     * `checkDownstream` connect option). Resolves to the Outcome with
+     * `downstreamReached` set to the stage, or null when `timeoutMs` passed first.
+     */
+    awaitDownstream(intent: string, options?: DownstreamOptions): Promise<DownstreamOutcome>;
+    /**
      * Deletes every intent of this namespace (sign-out).
      */
     clear(): Promise<number>;
@@ -209,7 +266,7 @@ export class WowClient {
      * Asks the history about one intent (by intentId/requestId or business
      * key) and records the answer. Never sends the command.
      */
-    confirm(intent: string): Promise<Outcome>;
+    confirm(intent: string, options?: CallOptions): Promise<Outcome>;
     /**
      * Connects: validates options, opens the storage, optionally resumes
      * unresolved intents in the background.
@@ -231,30 +288,30 @@ export class WowClient {
      * Drives every persisted unresolved intent of this namespace: each under
      * its Web Lock, so two tabs never drive the same intent.
      */
-    resume(): Promise<ResumeReport>;
+    resume(options?: CallOptions): Promise<ResumeReport>;
     /**
      * Retries an intent that met a version conflict, on the caller's say-so:
      * the same intent and requestId, now expecting `expectedVersion`
      * (reload the aggregate, decide, then call this). Resolves to the Outcome.
      */
-    retry(intent: string, decision: { expectedVersion?: number | null }): Promise<Outcome>;
+    retry(intent: string, decision: { expectedVersion?: number | null }, options?: CallOptions): Promise<Outcome>;
     /**
      * Sends a command over the SSE stage stream. The handle is an async
      * iterable (and `.stream`, a ReadableStream) of every CommandResult as
      * its bytes arrive, failed ones included; it throws `CommandError` at
      * the end unless the outcome succeeded. `.outcome` resolves to the Outcome.
      */
-    sendAndWaitStream(command: Command): ResultStream;
+    sendAndWaitStream(command: Command, options?: CallOptions): ResultStream;
     /**
      * Sends a command and waits for its wait stage; resolves to the final
      * CommandResult, throws `CommandError` for every other outcome.
      */
-    sendAndWait(command: Command): Promise<CommandResult>;
+    sendAndWait(command: Command, options?: CallOptions): Promise<CommandResult>;
     /**
      * Sends a command and resolves to its `Outcome`; business outcomes
      * (rejected, conflict, unknown, escalated) do not throw.
      */
-    send(command: Command): Promise<Outcome>;
+    send(command: Command, options?: CallOptions): Promise<Outcome>;
     /**
      * The namespace this client's intents live in.
      */

@@ -77,7 +77,7 @@ const context = await browser.newContext();
 const ns = `chaos-${SEED}`;
 async function openPage() {
   const page = await context.newPage();
-  await page.goto(`${base}/?ns=${ns}&noresume&timeout=1500`);
+  await page.goto(`${base}/?ns=${ns}&noresume&noworker&timeout=1500`);
   await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
   return page;
 }

@@ -18,7 +18,7 @@ after(async () => { await browser?.close(); await gateway?.stop(); });
 async function tab(context) {
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));
-  await page.goto(`${gateway.base}/?noresume`);
+  await page.goto(`${gateway.base}/?noresume&noworker`);
   await page.evaluate(async () => {
     const sdk = await import("/pkg/consumer-web.js");
     await sdk.default();

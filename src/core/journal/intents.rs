@@ -433,10 +433,11 @@ impl<S: IntentStore> Journal<S> {
         Ok(listing)
     }
 
-    /// Unresolved intents, oldest first: what `resume()` drives.
+    /// What `resume()` drives, oldest first: the unresolved intents, and the
+    /// escalated ones, whose history is asked again (a read, so always safe).
     pub async fn unresolved(&self) -> Result<Vec<IntentRecord>, JournalError> {
         let mut records = self.list().await?.records;
-        records.retain(|r| r.state.is_unresolved());
+        records.retain(|r| r.state.is_resumable());
         Ok(records)
     }
 

@@ -172,6 +172,11 @@ impl IntentState {
         )
     }
 
+    /// Driven by `resume()`: unresolved, or escalated (confirmed again first).
+    pub const fn is_resumable(self) -> bool {
+        self.is_unresolved() || matches!(self, IntentState::Escalated)
+    }
+
     /// Whether retention may prune it (unknown and escalated never).
     pub const fn is_prunable(self) -> bool {
         self.is_settled()
@@ -232,16 +237,19 @@ pub enum WaitEnd {
     Lost,
     /// The request never left.
     NotSent,
+    /// The connection failed while the runtime reported being offline.
+    Offline,
 }
 
 impl WaitEnd {
-    const WIRE: [(WaitEnd, &'static str); 6] = [
+    const WIRE: [(WaitEnd, &'static str); 7] = [
         (WaitEnd::Answer, "answer"),
         (WaitEnd::Timeout, "timeout"),
         (WaitEnd::Cancelled, "cancelled"),
         (WaitEnd::StreamCut, "streamCut"),
         (WaitEnd::Lost, "lost"),
         (WaitEnd::NotSent, "notSent"),
+        (WaitEnd::Offline, "offline"),
     ];
 }
 

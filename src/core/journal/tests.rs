@@ -663,3 +663,31 @@ fn a_keyed_intent_refused_before_the_bus_is_sent_again_with_its_request_id() {
         "a rejection at PROCESSED is the server's decision: replayed"
     );
 }
+
+#[test]
+fn resume_drives_unresolved_and_escalated_intents_and_leaves_settled_ones() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut rng = SeededRandom::new(3);
+    for (i, state) in IntentState::ALL.into_iter().enumerate() {
+        let mut r = block_on(journal.begin(NOW + i as i64, intent(None, "a", 1), &mut rng))
+            .unwrap()
+            .record()
+            .clone();
+        r.state = state;
+        block_on(journal.save(&mut r, NOW + i as i64)).unwrap();
+    }
+    let driven: Vec<IntentState> = block_on(journal.unresolved())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.state)
+        .collect();
+    assert_eq!(
+        driven,
+        vec![
+            IntentState::Pending,
+            IntentState::Sending,
+            IntentState::Unknown,
+            IntentState::Escalated
+        ]
+    );
+}

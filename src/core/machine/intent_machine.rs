@@ -82,6 +82,8 @@ pub enum TransportError {
     NeverSent(String),
     /// Anything else: the request may have arrived.
     Lost(String),
+    /// As `Lost`, while the runtime reported being offline.
+    Offline(String),
 }
 
 /// What the history said.
@@ -355,6 +357,45 @@ impl IntentMachine {
         );
     }
 
+    /// The runtime is offline: the send or the history query the machine
+    /// just asked for (its `Send`, `OpenStream` or `Confirm`) was not made.
+    /// No budget is spent: an attempt that never left is taken back, a query
+    /// not asked is not counted. The intent waits in the journal, `pending`
+    /// when nothing was ever sent and `unknown` otherwise (confirmed first
+    /// when it is driven again), with reason `offline`; the drive ends with
+    /// status unknown and error code `Offline`.
+    pub fn handle_offline(&mut self, now: i64) {
+        match &self.phase {
+            Phase::InFlight(_) => {
+                self.record.attempts.pop();
+                self.sent_this_drive = self.sent_this_drive.saturating_sub(1);
+            }
+            Phase::Confirming { .. } => {}
+            _ => return,
+        }
+        let never_sent = self.record.attempts.is_empty();
+        let state = if never_sent {
+            IntentState::Pending
+        } else {
+            IntentState::Unknown
+        };
+        let mut outcome = self.outcome_with(Status::Unknown, None);
+        if never_sent {
+            outcome.appended = Some(false);
+        }
+        outcome.error = Some(error_info(
+            ErrorCode::Other("Offline".into()),
+            "the runtime is offline; the intent waits in the journal",
+        ));
+        outcome.reason = Some("offline".into());
+        self.persist_then(
+            now,
+            state,
+            Some("offline".into()),
+            Then::Finish(Box::new(outcome)),
+        );
+    }
+
     /// The storage write finished.
     pub fn handle_persisted(&mut self, now: i64, result: Result<u64, StoreError>) {
         let Phase::Persisting(then) = std::mem::replace(&mut self.phase, Phase::Idle) else {
@@ -513,7 +554,12 @@ impl IntentMachine {
         self.wait_end = Some(match error {
             TransportError::NeverSent(_) => WaitEnd::NotSent,
             TransportError::Lost(_) => WaitEnd::Lost,
+            TransportError::Offline(_) => WaitEnd::Offline,
         });
+        let error = match error {
+            TransportError::Offline(why) => TransportError::Lost(why),
+            other => other,
+        };
         let verdict = match error {
             TransportError::NeverSent(why) => {
                 Verdict::Reject(Failed::message(ErrorCode::Other("NotSent".into()), &why))
@@ -527,7 +573,7 @@ impl IntentMachine {
                 }
                 verdict
             }
-            TransportError::Lost(why) => Verdict::Confirm(
+            TransportError::Lost(why) | TransportError::Offline(why) => Verdict::Confirm(
                 Why::Unknown,
                 Failed::message(ErrorCode::Other("TransportError".into()), &why),
             ),

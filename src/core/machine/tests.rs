@@ -1038,3 +1038,92 @@ fn each_attempt_records_its_deadline_and_how_the_wait_ended() {
     );
     assert!(attempts.iter().all(|a| a.caller_deadline.is_some()));
 }
+
+/// The last record a list of persists wrote, running the machine's actions.
+fn drain_recording(
+    m: &mut IntentMachine,
+    now: i64,
+    last: &mut Option<IntentRecord>,
+) -> Vec<Action> {
+    let mut out = Vec::new();
+    while let Some(a) = m.poll_action() {
+        match a {
+            Action::Persist(r) => {
+                m.handle_persisted(now, Ok(r.revision + 1));
+                *last = Some(*r);
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[test]
+fn offline_before_the_first_send_takes_the_attempt_back_and_leaves_the_intent_pending() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    let mut stored = None;
+    assert_eq!(
+        drain_recording(&mut m, T0, &mut stored),
+        vec![Action::Send { attempt: 1 }]
+    );
+    m.handle_offline(T0 + 1);
+    let actions = drain_recording(&mut m, T0 + 1, &mut stored);
+    let o = done(&actions);
+    assert_eq!(
+        (o.status, o.appended, o.attempts),
+        (Status::Unknown, Some(false), 0)
+    );
+    assert_eq!(o.reason.as_deref(), Some("offline"));
+    assert_eq!(o.error.as_ref().unwrap().error_code.to_string(), "Offline");
+    let stored = stored.unwrap();
+    assert_eq!(stored.state, IntentState::Pending);
+    assert_eq!(stored.reason.as_deref(), Some("offline"));
+    assert!(stored.attempts.is_empty(), "no budget spent");
+    // Driven again once online: the first attempt is attempt 1, sent at once.
+    let mut again = IntentMachine::new(stored, MachineConfig::default(), 7);
+    again.start(T0 + 5);
+    assert_eq!(drain(&mut again, T0 + 5), vec![Action::Send { attempt: 1 }]);
+}
+
+#[test]
+fn a_connection_lost_while_offline_waits_unknown_without_asking_history() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    let mut stored = None;
+    drain_recording(&mut m, T0, &mut stored);
+    m.handle_transport_error(T0 + 1, 1, TransportError::Offline("Failed to fetch".into()));
+    let actions = drain_recording(&mut m, T0 + 1, &mut stored);
+    assert!(
+        matches!(actions.as_slice(), [Action::Confirm { .. }]),
+        "{actions:?}"
+    );
+    // The driver finds the runtime offline: the query is not asked.
+    m.handle_offline(T0 + 2);
+    let actions = drain_recording(&mut m, T0 + 2, &mut stored);
+    let o = done(&actions);
+    assert_eq!(
+        (o.status, o.appended, o.attempts),
+        (Status::Unknown, None, 1)
+    );
+    let stored = stored.unwrap();
+    assert_eq!(stored.state, IntentState::Unknown);
+    assert_eq!(
+        stored.attempts[0].wait_ended_by,
+        Some(crate::core::journal::WaitEnd::Offline)
+    );
+    // Driven again: history first, never a blind resend.
+    let mut again = IntentMachine::new(stored, MachineConfig::default(), 7);
+    again.start(T0 + 5);
+    assert!(matches!(
+        drain(&mut again, T0 + 5).as_slice(),
+        [Action::Confirm { .. }]
+    ));
+}
+
+#[test]
+fn offline_outside_a_send_or_a_query_changes_nothing() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    // Persisting the first attempt: not a send yet.
+    m.handle_offline(T0);
+    let actions = drain(&mut m, T0);
+    assert_eq!(actions, vec![Action::Send { attempt: 1 }]);
+}

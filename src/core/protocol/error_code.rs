@@ -347,11 +347,13 @@ mod declared_in_typescript {
         let sources = [
             include_str!("../../js/client.rs"),
             include_str!("../machine/intent_machine.rs"),
+            include_str!("../../js/support.js"),
         ];
         for source in sources {
             for code in source
                 .split("failed_outcome(\n")
                 .chain(source.split("ErrorCode::Other(\""))
+                .chain(source.split("errorCode: \""))
                 .skip(1)
                 .filter_map(|s| s.split('"').next())
             {

@@ -111,6 +111,20 @@ impl AggregateRoute {
         self.event_path("count")
     }
 
+    /// `…/{resource}/{id}/snapshot`, the aggregate's latest snapshot
+    /// (PROTOCOL §5.5). An aggregate whose id is its owner's has no `{id}`:
+    /// `/owner/{ownerId}/cart/snapshot`.
+    pub fn snapshot_path(&self, id: &str) -> Result<String, RouteError> {
+        let mut path = String::with_capacity(64);
+        self.push_scope(&mut path, true)?;
+        push_segment(&mut path, "resource", &self.resource)?;
+        if self.owner_id.as_deref() != Some(id) {
+            push_segment(&mut path, "id", id)?;
+        }
+        path.push_str("/snapshot");
+        Ok(path)
+    }
+
     fn event_path(&self, op: &str) -> Result<String, RouteError> {
         let mut path = String::with_capacity(64);
         self.push_scope(&mut path, false)?;
@@ -145,6 +159,29 @@ impl AggregateRoute {
 mod tests {
     use super::*;
     use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn builds_the_snapshot_paths() {
+        let account = AggregateRoute::new("account");
+        assert_eq!(
+            account.snapshot_path("a 1").unwrap(),
+            "/account/a%201/snapshot"
+        );
+        let cart = AggregateRoute {
+            owner_id: Some("u1".into()),
+            tenant_id: Some("t".into()),
+            ..AggregateRoute::new("cart")
+        };
+        assert_eq!(
+            cart.snapshot_path("u1").unwrap(),
+            "/tenant/t/owner/u1/cart/snapshot"
+        );
+        assert_eq!(
+            cart.snapshot_path("c9").unwrap(),
+            "/tenant/t/owner/u1/cart/c9/snapshot"
+        );
+        assert!(account.snapshot_path("..").is_err());
+    }
 
     #[test]
     fn builds_the_reference_command_paths() {

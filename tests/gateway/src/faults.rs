@@ -27,6 +27,10 @@ pub enum FaultKind {
     CutStreamAfter,
     /// The given downstream stage (after the append) reports a failure.
     DownstreamFail,
+    /// The given downstream stage (default SNAPSHOT) runs `delayMs` late
+    /// (default 2000); until then the aggregate's snapshot stays at the
+    /// version before the append, as a lagging snapshot store would.
+    DownstreamDelay,
     /// The command is delivered twice; the store rejects the second.
     DuplicateDelivery,
     /// The requestId pre-check says "maybe"; the store says no.

@@ -71,6 +71,9 @@ pub struct App {
     /// downstream stages), reported so tests wait for quiet instead of sleeping.
     processing: AtomicUsize,
     settings: Settings,
+    /// Snapshots held back by a `downstream_delay`: (aggregate name, id) →
+    /// the version the snapshot stays at until its SNAPSHOT stage runs.
+    lagging: Mutex<HashMap<(&'static str, String), i64>>,
 }
 
 /// Counts one message as being processed while it lives.
@@ -350,6 +353,7 @@ impl App {
             counter: AtomicU64::new(0),
             processing: AtomicUsize::new(0),
             settings,
+            lagging: Mutex::new(HashMap::new()),
         })
     }
 
@@ -590,8 +594,15 @@ impl App {
         http::json(200, "Ok", &streams)
     }
 
-    fn fold(&self, agg: &AggregateType, id: &str) -> (Value, i64, Vec<DomainEventStream>) {
-        let streams = self.store.load(agg.name, id);
+    /// The aggregate's state from its history, up to version `upto` when given.
+    fn fold(
+        &self,
+        agg: &AggregateType,
+        id: &str,
+        upto: Option<i64>,
+    ) -> (Value, i64, Vec<DomainEventStream>) {
+        let mut streams = self.store.load(agg.name, id);
+        streams.retain(|s| upto.is_none_or(|v| s.version <= v));
         let mut state = Value::Null;
         for s in &streams {
             for e in &s.body {
@@ -604,7 +615,7 @@ impl App {
     }
 
     fn state(&self, target: &Target, id: &str) -> Response<Body> {
-        let (state, version, _) = self.fold(target.agg, id);
+        let (state, version, _) = self.fold(target.agg, id, None);
         if version == 0 || domain::is_deleted(&state) {
             return not_found_resource();
         }
@@ -614,7 +625,13 @@ impl App {
     /// `GET …/{id}/snapshot`: a MaterializedSnapshot, written as the
     /// SNAPSHOT stage would have (here folded on read, from the same history).
     fn snapshot(&self, target: &Target, id: &str) -> Response<Body> {
-        let (state, version, streams) = self.fold(target.agg, id);
+        let lag = self
+            .lagging
+            .lock()
+            .unwrap()
+            .get(&(target.agg.name, id.to_owned()))
+            .copied();
+        let (state, version, streams) = self.fold(target.agg, id, lag);
         let (Some(first), Some(last)) = (streams.first(), streams.last()) else {
             return not_found_resource();
         };
@@ -864,6 +881,7 @@ impl App {
                 FaultKind::Delay,
                 FaultKind::CutStreamAfter,
                 FaultKind::DownstreamFail,
+                FaultKind::DownstreamDelay,
                 FaultKind::DuplicateDelivery,
                 FaultKind::PrecheckFalsePositive,
                 FaultKind::MisrouteAnswer,
@@ -1153,7 +1171,7 @@ impl App {
             let (state, version, _) = if msg.def.create {
                 (Value::Null, 0, Vec::new())
             } else {
-                self.fold(msg.agg, &msg.aggregate_id)
+                self.fold(msg.agg, &msg.aggregate_id, None)
             };
             let base = self.result(
                 &msg,
@@ -1327,8 +1345,23 @@ impl App {
         let _processing = Processing::start(&self.processing);
         let version = Some(stream.version);
         let fail_at = fault
+            .as_ref()
             .filter(|f| f.kind == FaultKind::DownstreamFail)
             .map(|f| f.stage.unwrap_or(CommandStage::Snapshot));
+        let late = fault
+            .filter(|f| f.kind == FaultKind::DownstreamDelay)
+            .map(|f| {
+                let stage = f.stage.unwrap_or(CommandStage::Snapshot);
+                (stage, Duration::from_millis(f.delay_ms.unwrap_or(2_000)))
+            });
+        let lag_key = (msg.agg.name, msg.aggregate_id.clone());
+        if matches!(late, Some((CommandStage::Snapshot, _))) {
+            self.lagging
+                .lock()
+                .unwrap()
+                .entry(lag_key.clone())
+                .or_insert(stream.version - 1);
+        }
         let stages = [
             (
                 CommandStage::Snapshot,
@@ -1360,6 +1393,12 @@ impl App {
         ];
         for (stage, function) in stages {
             tokio::time::sleep(self.settings.stage_gap).await;
+            if let Some((_, delay)) = late.filter(|(at, _)| *at == stage) {
+                tokio::time::sleep(delay).await;
+            }
+            if stage == CommandStage::Snapshot {
+                self.lagging.lock().unwrap().remove(&lag_key);
+            }
             let mut r = self.result(&msg, self.next_id(), stage, function, version);
             if fail_at == Some(stage) {
                 r = Self::failed(

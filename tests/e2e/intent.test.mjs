@@ -1,0 +1,299 @@
+// The intent outlives the caller's wait, in real Chromium against the test
+// gateway: an abort ends only the wait (the same client finishes the intent,
+// or resume() in a new page does), an offline runtime spends no budget and
+// sends once back online, an escalated intent is confirmed again on its own,
+// and a downstream stage is awaited without resending.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launchChromium } from "../support/browser.mjs";
+import { startGateway } from "../support/gateway.mjs";
+
+let gateway, browser;
+before(async () => {
+  gateway = await startGateway({ www: true, quiet: true });
+  browser = await launchChromium();
+});
+after(async () => { await browser?.close(); await gateway?.stop(); });
+
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function createAccount() {
+  const id = unique("acct");
+  const r = await fetch(`${gateway.base}/account/create_account`, {
+    method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
+    body: JSON.stringify({ name: id, balance: 1_000_000 }) });
+  assert.equal(r.status, 200);
+  return id;
+}
+
+/** Streams of `id` carrying `requestId`, from the gateway's query API. */
+const stored = (id, requestId) => gateway.stored("account", id, requestId);
+
+/** A page with `window.client` connected over IndexedDB in namespace `ns`; `extra` is source for more options. */
+async function openClient(context, ns, extra = "{}") {
+  const page = await context.newPage();
+  await page.goto(`${gateway.base}/pkg/index.js`);
+  await page.evaluate(async ([ns, extra]) => {
+    const { default: init, WowClient } = await import("/pkg/index.js");
+    await init();
+    window.lock = (id) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } });
+    window.settled = async (intentId, timeoutMs = 20_000) => {
+      for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+        const r = (await window.client.intents()).find((i) => i.intentId === intentId);
+        if (r && ["succeeded", "rejected", "conflict"].includes(r.state)) return r;
+      }
+      return (await window.client.intents()).find((i) => i.intentId === intentId) ?? null;
+    };
+    window.client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns,
+      timeoutMs: 10_000, ...(0, eval)(`(${extra})`) });
+  }, [ns, extra]);
+  return page;
+}
+
+const errorOf = (e) => ({ name: e.name, code: e.code, appended: e.appended, intentId: e.intentId, requestId: e.requestId, reason: e.reason });
+
+test("an abort after the send ends the wait at once; the same client finishes the intent, once", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 1500, times: 1 }] });
+  const page = await openClient(context, unique("abort"));
+  const r = await page.evaluate(async (id) => {
+    const ac = new AbortController();
+    const call = window.client.sendAndWait(window.lock(id), { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 400));
+    const t0 = performance.now();
+    ac.abort();
+    const error = await call.catch((e) => e);
+    const waited = performance.now() - t0;
+    const record = await window.settled(error.intentId);
+    const held = (await navigator.locks.query()).held.map((l) => l.name);
+    return { error: { name: error.name, code: error.code, appended: error.appended, intentId: error.intentId, requestId: error.requestId },
+      waited, state: record?.state, attempts: record?.attempts.length, held };
+  }, id);
+  assert.equal(r.error.name, "CommandError");
+  assert.equal(r.error.code, "Aborted");
+  assert.equal(r.error.appended, null, "sent: the outcome is not known");
+  assert.ok(r.error.intentId, "the error names the intent");
+  assert.ok(r.waited < 100, `the wait ended at once (${r.waited.toFixed(1)} ms)`);
+  assert.equal(r.state, "succeeded", "the same client finished it without resume()");
+  assert.equal(r.attempts, 1);
+  assert.deepEqual(r.held.filter((n) => n.includes(r.error.intentId)), [], "no lock left behind");
+  await gateway.idle();
+  assert.equal(await stored(id, r.error.requestId), 1);
+  await context.close();
+});
+
+test("an abort before anything was sent says appended: false, and the intent is still sent, once", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  // headers() holds the first request until the test lets it go.
+  const page = await openClient(context, unique("abort-early"),
+    "{ headers: () => window.gate ?? (window.gate = new Promise((r) => { window.release = () => r({}); })) }");
+  const r = await page.evaluate(async (id) => {
+    const ac = new AbortController();
+    const call = window.client.send(window.lock(id), { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 200));
+    ac.abort();
+    const error = await call.catch((e) => e);
+    const before = (await window.client.intents()).find((i) => i.intentId === error.intentId);
+    window.release();
+    const record = await window.settled(error.intentId);
+    return { code: error.code, appended: error.appended, intentId: error.intentId, requestId: error.requestId,
+      before: before && before.attempts.map((a) => a.number), state: record?.state };
+  }, id);
+  assert.equal(r.code, "Aborted");
+  assert.equal(r.appended, false, "no request had left");
+  assert.ok(r.intentId, "the intent was written before the abort");
+  assert.equal(r.state, "succeeded");
+  await gateway.idle();
+  assert.equal(await stored(id, r.requestId), 1);
+  await context.close();
+});
+
+test("an abort, then the page closes mid-flight: resume() in a new page finishes the intent once", async () => {
+  const context = await browser.newContext();
+  const ns = unique("abort-close");
+  const id = await createAccount();
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2500, times: 1 }] });
+  const page = await openClient(context, ns);
+  const aborted = await page.evaluate(async (id) => {
+    const ac = new AbortController();
+    const call = window.client.sendAndWait(window.lock(id), { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 400));
+    ac.abort();
+    const e = await call.catch((e) => e);
+    return { code: e.code, intentId: e.intentId, requestId: e.requestId };
+  }, id);
+  assert.equal(aborted.code, "Aborted");
+  await page.close();
+  const again = await openClient(context, ns);
+  const r = await again.evaluate(async (intentId) => {
+    const before = (await window.client.intents()).find((i) => i.intentId === intentId);
+    const report = await window.client.resume();
+    const after = (await window.client.intents()).find((i) => i.intentId === intentId);
+    return { before: before?.state, driven: report.driven.map((o) => o.status), after: after?.state };
+  }, aborted.intentId);
+  assert.equal(r.before, "sending", "the closed page left it in flight");
+  assert.deepEqual(r.driven, ["succeeded"]);
+  assert.equal(r.after, "succeeded");
+  await gateway.idle();
+  assert.equal(await stored(id, aborted.requestId), 1, "confirmed, not sent again");
+  await context.close();
+});
+
+test("a signal aborted already, or not a signal: the call fails at once and nothing is written", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  const page = await openClient(context, unique("abort-now"));
+  const r = await page.evaluate(async (id) => {
+    const c = window.client;
+    const codes = [];
+    for (const call of [
+      () => c.sendAndWait(window.lock(id), { signal: AbortSignal.abort() }),
+      () => c.send(window.lock(id), { signal: { aborted: "no" } }),
+      () => c.confirm("x", { signal: 42 }),
+      () => c.resume("nope"),
+      () => c.awaitDownstream("x", { signal: AbortSignal.abort() }),
+    ]) codes.push(await call().then(() => "resolved", (e) => `${e.name}:${e.code}:${e.appended}`));
+    const stream = c.sendAndWaitStream(window.lock(id), { signal: AbortSignal.abort() });
+    codes.push(await stream.outcome.then((o) => o.error.errorCode));
+    codes.push(await (async () => { try { for await (const _ of stream); return "ended"; } catch (e) { return e.code; } })());
+    return { codes, intents: (await c.intents()).length };
+  }, id);
+  assert.deepEqual(r.codes, ["CommandError:Aborted:false", "CommandError:InvalidCommand:false", "CommandError:InvalidCommand:false",
+    "CommandError:InvalidCommand:false", "CommandError:Aborted:false", "Aborted", "Aborted"]);
+  assert.equal(r.intents, 0);
+  await context.close();
+});
+
+test("a stream's abort ends its iteration with Aborted; the intent still succeeds", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "stage_gap", delayMs: 700, times: 1 }] });
+  const page = await openClient(context, unique("abort-stream"));
+  const r = await page.evaluate(async (id) => {
+    const ac = new AbortController();
+    const stream = window.client.sendAndWaitStream({ ...window.lock(id), waitStage: "SNAPSHOT" }, { signal: ac.signal });
+    const seen = [];
+    let code;
+    try {
+      for await (const element of stream) { seen.push(element.stage); if (seen.length === 1) ac.abort(); }
+    } catch (e) { code = e.code; }
+    const outcome = await stream.outcome;
+    const record = await window.settled(outcome.intentId);
+    return { seen, code, outcome: outcome.error.errorCode, state: record?.state };
+  }, id);
+  assert.deepEqual(r.seen, ["SENT"]);
+  assert.equal(r.code, "Aborted");
+  assert.equal(r.outcome, "Aborted");
+  assert.equal(r.state, "succeeded");
+  await context.close();
+});
+
+test("offline (wait): nothing is sent and no budget is spent; back online, the intent is sent once", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  const page = await openClient(context, unique("offline"), "{ retry: { maxAttempts: 2 } }");
+  await context.setOffline(true);
+  await page.evaluate((id) => { window.call = window.client.sendAndWait(window.lock(id)).then((v) => v, (e) => e); }, id);
+  await sleep(1500);
+  const waiting = await page.evaluate(async () => {
+    const [r] = await window.client.intents();
+    return { state: r.state, reason: r.reason, attempts: r.attempts.length, requestId: r.requestId };
+  });
+  assert.deepEqual({ ...waiting, requestId: undefined }, { state: "pending", reason: "offline", attempts: 0, requestId: undefined });
+  await context.setOffline(false);
+  const r = await page.evaluate(async () => {
+    const v = await window.call;
+    const [rec] = await window.client.intents();
+    return { succeeded: v.succeeded, state: rec.state, attempts: rec.attempts.length };
+  });
+  assert.deepEqual(r, { succeeded: true, state: "succeeded", attempts: 1 });
+  await gateway.idle();
+  assert.equal(await stored(id, waiting.requestId), 1);
+  await context.close();
+});
+
+test("offline (return): send settles at once with reason offline, sendAndWait rejects Offline; the online event sends them", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  const page = await openClient(context, unique("offline-return"), '{ offline: "return" }');
+  await context.setOffline(true);
+  const r = await page.evaluate(async (id) => {
+    const outcome = await window.client.send(window.lock(id));
+    const error = await window.client.sendAndWait(window.lock(id)).catch((e) => e);
+    return { outcome: { status: outcome.status, reason: outcome.reason, appended: outcome.appended, code: outcome.error.errorCode },
+      error: { code: error.code, appended: error.appended }, ids: [outcome.intentId, error.intentId] };
+  }, id);
+  assert.deepEqual(r.outcome, { status: "unknown", reason: "offline", appended: false, code: "Offline" });
+  assert.deepEqual(r.error, { code: "Offline", appended: false });
+  await context.setOffline(false);
+  const states = await page.evaluate(async (ids) => Promise.all(ids.map(async (i) => (await window.settled(i))?.state)), r.ids);
+  assert.deepEqual(states, ["succeeded", "succeeded"], "the online event resumed both");
+  await gateway.idle();
+  const requestIds = await page.evaluate(async () => (await window.client.intents()).map((i) => i.requestId));
+  for (const rid of requestIds) assert.equal(await stored(id, rid), 1);
+  await context.close();
+});
+
+test("an escalated intent is told once and confirmed again with backoff, never resent", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  // The answer is lost after the append, and the history cannot be asked.
+  await gateway.faults("POST", { rules: [
+    { match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 },
+    { match: { path: "*/event/*" }, fault: "query_unavailable" }] });
+  const page = await openClient(context, unique("escalated"),
+    "{ retry: { maxConfirms: 1 }, onEscalated: (o) => (window.told ??= []).push(o.status) }");
+  const first = await page.evaluate(async (id) => {
+    const o = await window.client.send(window.lock(id));
+    return { status: o.status, intentId: o.intentId, requestId: o.requestId, told: window.told };
+  }, id);
+  assert.equal(first.status, "escalated");
+  assert.deepEqual(first.told, ["escalated"]);
+  await gateway.faults("DELETE");
+  const r = await page.evaluate(async (intentId) => {
+    const rec = await window.settled(intentId, 15_000);
+    return { state: rec?.state, attempts: rec?.attempts.length, told: window.told };
+  }, first.intentId);
+  assert.equal(r.state, "succeeded", "confirmed again by the client on its own");
+  assert.equal(r.attempts, 1, "never resent");
+  assert.deepEqual(r.told, ["escalated"]);
+  assert.equal(await stored(id, first.requestId), 1);
+  await context.close();
+});
+
+test("a SNAPSHOT wait that timed out after the append, then awaitDownstream", async () => {
+  const context = await browser.newContext();
+  const id = await createAccount();
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "downstream_delay", delayMs: 2500, times: 1 }] });
+  const page = await openClient(context, unique("downstream"));
+  const r = await page.evaluate(async (id) => {
+    const c = window.client;
+    const first = await c.send({ ...window.lock(id), waitStage: "SNAPSHOT", timeoutMs: 800 });
+    const short = await c.awaitDownstream(first.intentId, { timeoutMs: 200 });
+    const t0 = performance.now();
+    const reached = await c.awaitDownstream(first.intentId, { timeoutMs: 15_000 });
+    const waited = performance.now() - t0;
+    const asked = [];
+    const projected = await c.awaitDownstream(first.intentId, { stage: "PROJECTED",
+      check: (q) => { asked.push(q); return asked.length >= 2; } });
+    const unchecked = await c.awaitDownstream(first.intentId, { stage: "EVENT_HANDLED" }).catch((e) => e.code);
+    return { first: { status: first.status, pending: first.downstreamPending, attempts: first.attempts },
+      short: { reached: short.downstreamReached, pending: short.downstreamPending },
+      reached: { reached: reached.downstreamReached, pending: reached.downstreamPending, version: reached.appendedVersion, status: reached.status },
+      waited, projected: projected.downstreamReached, asked: asked.map((q) => [q.stage, q.aggregateId === id, typeof q.version]), unchecked };
+  }, id);
+  assert.deepEqual(r.first, { status: "succeeded", pending: "SNAPSHOT", attempts: 1 });
+  assert.deepEqual(r.short, { reached: null, pending: "SNAPSHOT" });
+  assert.equal(r.reached.reached, "SNAPSHOT");
+  assert.equal(r.reached.pending, null);
+  assert.equal(r.reached.status, "succeeded");
+  assert.ok(r.reached.version >= 2, `the appended version (${r.reached.version})`);
+  assert.ok(r.waited > 500, `it waited for the lagging snapshot (${r.waited.toFixed(0)} ms)`);
+  assert.equal(r.projected, "PROJECTED");
+  assert.deepEqual(r.asked, [["PROJECTED", true, "number"], ["PROJECTED", true, "number"]]);
+  assert.equal(r.unchecked, "InvalidCommand");
+  await context.close();
+});

@@ -1,0 +1,80 @@
+// The Service Worker entry in real Chromium, through the demo: a tab closed
+// mid-flight leaves its intent in the journal; the worker, woken by a
+// Background Sync event (dispatched through the DevTools protocol), finishes
+// it; a new page sees it succeeded, and the history holds one stream.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launchChromium } from "../support/browser.mjs";
+import { startGateway } from "../support/gateway.mjs";
+
+let gateway, browser;
+before(async () => {
+  gateway = await startGateway({ www: true, quiet: true });
+  browser = await launchChromium();
+});
+after(async () => { await browser?.close(); await gateway?.stop(); });
+
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+
+async function demo(context, ns) {
+  const page = await context.newPage();
+  await page.goto(`${gateway.base}/?ns=${ns}&noresume`);
+  await page.waitForSelector("body[data-ready=true]");
+  return page;
+}
+
+test("a tab closed mid-flight: the Service Worker finishes the intent on a sync event, once", async () => {
+  const context = await browser.newContext();
+  const ns = unique("worker");
+  const id = unique("acct");
+  const r = await fetch(`${gateway.base}/account/create_account`, { method: "POST",
+    headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id }, body: JSON.stringify({ name: id, balance: 100 }) });
+  assert.equal(r.status, 200);
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2000, times: 1 }] });
+
+  const page = await demo(context, ns);
+  assert.ok(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => !!r.active)), "the demo registered its worker");
+  const sent = await page.evaluate(async (id) => {
+    const c = window.demo.client;
+    void c.send({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } }).catch(() => {});
+    for (;;) {
+      const [rec] = await c.intents();
+      if (rec && rec.state === "sending") return { intentId: rec.intentId, requestId: rec.requestId };
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }, id);
+  await page.close();
+  await gateway.idle();
+
+  // No page of the origin is open: wake the worker as the browser would.
+  const blank = await context.newPage();
+  const cdp = await context.newCDPSession(blank);
+  const registration = new Promise((resolve) => cdp.on("ServiceWorker.workerRegistrationUpdated", ({ registrations }) => {
+    const ours = registrations.find((x) => x.scopeURL.startsWith(gateway.base) && !x.isDeleted);
+    if (ours) resolve(ours);
+  }));
+  await cdp.send("ServiceWorker.enable");
+  const { registrationId } = await registration;
+  await cdp.send("ServiceWorker.dispatchSyncEvent", { origin: gateway.base, registrationId, tag: "wow-command-client", lastChance: false });
+
+  const later = await demo(context, ns);
+  const seen = await later.evaluate(async (intentId) => {
+    for (let i = 0; i < 200; i++) {
+      const report = await (await caches.match("/__worker-report"))?.json();
+      const driven = report?.reports.flatMap((x) => x.driven) ?? [];
+      const mine = driven.find((o) => o.intentId === intentId);
+      if (mine) {
+        const rec = (await window.demo.client.intents()).find((x) => x.intentId === intentId);
+        return { worker: mine.status, state: rec.state, attempts: rec.attempts.length };
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return null;
+  }, sent.intentId);
+  assert.deepEqual(seen, { worker: "succeeded", state: "succeeded", attempts: 1 }, "the worker finished it");
+  await later.reload();
+  await later.waitForSelector("body[data-ready=true]");
+  assert.match(await later.textContent("[data-testid=worker]"), /finished 1 intent\(s\).*succeeded/);
+  assert.equal(await gateway.stored("account", id, sent.requestId), 1, "confirmed from history, not sent again");
+  await context.close();
+});

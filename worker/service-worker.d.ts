@@ -1,0 +1,21 @@
+import type { ConnectOptions, ResumeReport } from "./index.js";
+
+/** The Background Sync tag the page registers and the worker answers. */
+export declare const SYNC_TAG: "wow-command-client";
+
+export interface BackgroundReport extends ResumeReport { namespace: string }
+
+/** `connect`'s options, without `storage` (the worker's journal is always IndexedDB). */
+export type BackgroundOptions = Omit<ConnectOptions, "storage" | "resume">;
+
+/**
+ * In a Service Worker: drives the intents pages left unresolved, on the
+ * Background Sync `sync` event (tag `SYNC_TAG`) and on `online`. Returns the drive.
+ */
+export declare function driveInBackground(
+  options: BackgroundOptions | BackgroundOptions[] | (() => BackgroundOptions | BackgroundOptions[] | Promise<BackgroundOptions | BackgroundOptions[]>),
+  settings?: { tag?: string; onReport?: (reports: BackgroundReport[]) => void | Promise<void> },
+): () => Promise<BackgroundReport[]>;
+
+/** In a page: asks the browser to wake the worker once it has a network; false without Background Sync. */
+export declare function requestBackgroundSync(tag?: string): Promise<boolean>;

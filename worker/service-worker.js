@@ -1,0 +1,72 @@
+// The Service Worker entry: drives the intents a page left unresolved in the
+// IndexedDB journal when no page is there to do it. Each drive is the same
+// `resume()` a page runs: under the intent's Web Lock (so never beside a page
+// or another worker driving it), history first for anything that may have
+// been sent, the same requestId on a resend. Pages learn the outcomes
+// through the journal's usual announcements.
+import init, { WowClient } from "./index.js";
+
+/** The Background Sync tag the page registers and the worker answers. */
+export const SYNC_TAG = "wow-command-client";
+
+const BUSY_ROUNDS = 5;
+const BUSY_PAUSE_MS = 2000;
+
+/**
+ * Drives the journal from this Service Worker on the Background Sync `sync`
+ * event (tag `SYNC_TAG`) and on `online`. `options` are `connect`'s (the
+ * storage is always IndexedDB), a list of them (one per namespace), or a
+ * function returning either, asked at each drive: a worker does not know
+ * which user is signed in until it reads it from where the page keeps it.
+ * Returns the drive, for the worker's own events (say, `activate`).
+ */
+export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
+  const drive = async () => {
+    await init();
+    const given = await (typeof options === "function" ? options() : options);
+    const reports = [];
+    for (const one of [].concat(given ?? [])) {
+      const client = await WowClient.connect({ ...one, storage: "indexedDB", resume: false });
+      try {
+        const report = await client.resume();
+        // A page that is closing still holds its intents' locks for a moment:
+        // what was busy is tried again a few times before the sync gives up.
+        for (let round = 0; report.busy.length > 0 && round < BUSY_ROUNDS; round++) {
+          await new Promise((r) => setTimeout(r, BUSY_PAUSE_MS));
+          const again = await client.resume();
+          report.driven.push(...again.driven);
+          report.busy = again.busy;
+        }
+        reports.push({ namespace: client.namespace, ...report });
+      } finally {
+        client.free();
+      }
+    }
+    if (onReport) await onReport(reports);
+    return reports;
+  };
+  self.addEventListener("sync", (event) => {
+    if (event.tag !== tag) return;
+    event.waitUntil(drive().then((reports) => {
+      // What is still unresolved (another driver holds it, or its outcome is
+      // still not known): a failed sync, so the browser tries again later.
+      const left = reports.some((r) => r.busy.length > 0 || r.driven.some((o) => o.status === "unknown"));
+      if (left && !event.lastChance) throw new Error("intents are still unresolved; the browser retries this sync");
+    }));
+  });
+  self.addEventListener("online", () => { drive().catch(() => {}); });
+  return drive;
+}
+
+/**
+ * From a page: asks the browser to wake the Service Worker with `tag` once
+ * it has a network (Background Sync). Resolves to false where the browser
+ * has no Background Sync or no worker is registered; the worker's `online`
+ * event and the next page's `resume()` still cover those.
+ */
+export async function requestBackgroundSync(tag = SYNC_TAG) {
+  const registration = await globalThis.navigator?.serviceWorker?.getRegistration?.();
+  if (!registration?.sync) return false;
+  await registration.sync.register(tag);
+  return true;
+}
