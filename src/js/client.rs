@@ -29,12 +29,12 @@ extern "C" {
     #[wasm_bindgen(js_name = watchFor, catch)]
     fn watch_for(options: &JsValue) -> Result<JsValue, JsValue>;
     fn abortable(promise: &js_sys::Promise, watch: &JsValue) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = awaitStage)]
-    fn await_stage(
-        question: &JsValue,
+    #[wasm_bindgen(js_name = awaitDownstream)]
+    fn await_downstream(
+        plan: &JsValue,
+        options: &JsValue,
         check: &JsValue,
         headers: &JsValue,
-        timeout_ms: f64,
         within_ms: u32,
     ) -> js_sys::Promise;
 }
@@ -582,116 +582,43 @@ impl WowClient {
         ))
     }
 
+    /// What `awaitDownstream` needs from the journal and the core (the
+    /// record's outcome, the appended version, the snapshot's URL); the
+    /// options and the polling are `support.js`'s `awaitDownstream`.
     async fn downstream_now(&self, intent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let record = self.existing(&intent).await?;
-        let (stage, timeout_ms, check) = if options.is_undefined() || options.is_null() {
-            (None, None, None)
-        } else {
-            let o = input::Fields::of("options", &options).map_err(invalid)?;
-            let stage = o.string("stage").map_err(invalid)?;
-            let stage = stage
-                .map(|s| input::stage(&s))
-                .transpose()
-                .map_err(invalid)?;
-            let timeout = o.count("timeoutMs").map_err(invalid)?;
-            (
-                stage,
-                timeout,
-                input::function(&options, "check").map_err(invalid)?,
-            )
-        };
-        if record.state != crate::core::journal::IntentState::Succeeded {
-            return Err(invalid(format!(
-                "intent `{}` is {}, not confirmed appended: awaitDownstream waits only for what was appended",
-                record.intent_id,
-                record.state.as_str()
-            )));
-        }
-        let stage = stage.unwrap_or(record.command.wait.stage);
-        let check = check.or_else(|| self.inner.check_downstream.clone());
-        let snapshot = stage == CommandStage::Snapshot;
-        if stage > CommandStage::Snapshot && check.is_none() {
-            return Err(invalid(format!(
-                "awaitDownstream for {stage} needs a `check` function (or the `checkDownstream` connect option)"
-            )));
-        }
         let mut outcome = Outcome::from_record(&record);
-        // Appended is PROCESSED.
-        let mut reached = stage <= CommandStage::Processed;
-        if !reached {
-            let timeout = timeout_ms.unwrap_or(self.defaults.config.caller_timeout_ms);
-            let version = self.appended_version(&record).await;
-            outcome.appended_version = version;
-            let a = &record.aggregate;
-            let snapshot_url = match (snapshot, version) {
-                (true, Some(_)) => a
-                    .route()
-                    .snapshot_path(&a.aggregate_id)
-                    .map(|path| crate::web::http::url(&self.inner.base_url, &path))
-                    .ok(),
-                _ => None,
-            };
-            let question = ObjectWriter::new()
-                .put("stage", stage.as_str())
-                .put("intentId", &record.intent_id)
-                .put("requestId", &record.request_id)
-                .put("resource", &a.resource)
-                .put("aggregateId", &a.aggregate_id)
-                .some("tenantId", &a.tenant_id)
-                .some("ownerId", &a.owner_id)
-                .some("contextAlias", &a.context_alias)
-                .put("version", &version)
-                .put("snapshotUrl", &snapshot_url)
-                .done();
-            let check = match (snapshot, check) {
-                (false, Some(check)) => JsValue::from(check),
-                _ => JsValue::UNDEFINED,
-            };
-            let headers = self
-                .inner
-                .headers
-                .clone()
-                .map_or(JsValue::UNDEFINED, JsValue::from);
-            let polled = await_stage(
-                &json_to_js(&question),
-                &check,
-                &headers,
-                timeout as f64,
-                self.inner.callback_timeout_ms,
-            );
-            reached = JsFuture::from(polled).await.ok().and_then(|v| v.as_bool()) == Some(true);
-        }
-        outcome.downstream_pending = (!reached).then_some(stage);
-        if !reached {
-            outcome.reason = Some(format!(
-                "{stage} not reached in time; the command stays appended"
-            ));
-        }
-        let value = to_js(&outcome);
-        let reached = if reached {
-            JsValue::from_str(stage.as_str())
-        } else {
-            JsValue::NULL
-        };
-        let _ = js_sys::Reflect::set(&value, &"downstreamReached".into(), &reached);
-        Ok(value)
-    }
-
-    /// The appended stream's version: from the last answer at PROCESSED or
-    /// later, else from the history (one list query).
-    async fn appended_version(&self, record: &IntentRecord) -> Option<i64> {
-        let seen = record
-            .last_result
-            .as_ref()
-            .filter(|r| r.is_succeeded() && r.stage >= CommandStage::Processed)
-            .and_then(|r| r.aggregate_version);
-        if seen.is_some() {
-            return seen;
-        }
-        match self.inner.confirm(&record.confirm_query(), true).await {
-            crate::core::machine::ConfirmAnswer::Appended { version, .. } => version,
-            _ => None,
-        }
+        // Kept from history's answer, or from the last answer at PROCESSED or later.
+        outcome.appended_version = outcome.appended_version.or_else(|| {
+            record
+                .last_result
+                .as_ref()
+                .filter(|r| r.is_succeeded() && r.stage >= CommandStage::Processed)
+                .and_then(|r| r.aggregate_version)
+        });
+        let a = &record.aggregate;
+        let snapshot_url = a
+            .route()
+            .snapshot_path(&a.aggregate_id)
+            .map(|path| crate::web::http::url(&self.inner.base_url, &path))
+            .ok();
+        let plan = ObjectWriter::new()
+            .put("outcome", &outcome)
+            .put("aggregate", a)
+            .put("waitStage", record.command.wait.stage.as_str())
+            .put("snapshotUrl", &snapshot_url)
+            .put("timeoutMs", &self.defaults.config.caller_timeout_ms)
+            .done();
+        let function =
+            |f: &Option<js_sys::Function>| f.clone().map_or(JsValue::UNDEFINED, JsValue::from);
+        JsFuture::from(await_downstream(
+            &json_to_js(&plan),
+            &options,
+            &function(&self.inner.check_downstream),
+            &function(&self.inner.headers),
+            self.inner.callback_timeout_ms,
+        ))
+        .await
     }
 
     /// Another handle on the same client, for a call's future to own.

@@ -120,25 +120,46 @@ function abortError(watch) {
   });
 }
 
-// `awaitDownstream`'s polling, until `timeoutMs`: the aggregate's snapshot
-// (`question.snapshotUrl`) until its version reaches `question.version`, or
-// else the application's `check(question)`. A failed read or check is "not
-// yet"; the caller's `headers()` go with each snapshot read.
-export async function awaitStage(question, check, headers, timeoutMs, withinMs) {
-  const until = Date.now() + timeoutMs;
-  const { snapshotUrl, ...asked } = question;
-  for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+const STAGES = ["SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "SAGA_HANDLED"];
+
+// `awaitDownstream`: `plan` is what the journal and the core say (the
+// intent's outcome with the appended version, its aggregate, its wait stage,
+// the snapshot's URL, the default timeout). Polls until `timeoutMs`: the
+// snapshot until its version reaches the appended one, or else the
+// application's `check(question)`; a failed read or check is "not yet", and
+// the caller's `headers()` go with each snapshot read.
+export async function awaitDownstream(plan, options, checkDefault, headers, withinMs) {
+  const { outcome, aggregate } = plan;
+  let stage, timeoutMs, check;
+  try {
+    ({ stage = plan.waitStage, timeoutMs = plan.timeoutMs, check = checkDefault } = options ?? {});
+  } catch { invalid("options could not be read"); }
+  if (!STAGES.includes(stage)) invalid(`unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) invalid("options.timeoutMs must be a non-negative integer");
+  if (check != null && typeof check !== "function") invalid("options.check must be a function");
+  if (outcome.status !== "succeeded") {
+    invalid(`intent \`${outcome.intentId}\` is ${outcome.status}, not confirmed appended: awaitDownstream waits only for what was appended`);
+  }
+  const rank = STAGES.indexOf(stage);
+  if (rank > 2 && !check) invalid(`awaitDownstream for ${stage} needs a \`check\` function (or the \`checkDownstream\` connect option)`);
+  const version = outcome.appendedVersion;
+  const question = { stage, intentId: outcome.intentId, requestId: outcome.requestId, ...aggregate, version };
+  // Appended is PROCESSED.
+  let reached = rank <= 1;
+  for (let pause = 100, until = Date.now() + timeoutMs; !reached; pause = Math.min(pause * 2, 2000)) {
     try {
-      if (snapshotUrl) {
+      if (rank === 2) {
         const extra = headers ? await callWithin(headers, null, [], withinMs, "headers()") : {};
-        const r = await fetch(snapshotUrl, { headers: { ...extra, Accept: "application/json" } });
-        if (r.ok && (await r.json()).version >= question.version) return true;
-      } else if (check && (await callWithin(check, null, [asked], withinMs, "check()")) === true) {
-        return true;
+        const r = version == null ? null : await fetch(plan.snapshotUrl, { headers: { ...extra, Accept: "application/json" } });
+        reached = !!r?.ok && (await r.json()).version >= version;
+      } else {
+        reached = (await callWithin(check, null, [question], withinMs, "check()")) === true;
       }
     } catch { /* not yet */ }
     const left = until - Date.now();
-    if (left <= 0) return false;
+    if (reached || left <= 0) break;
     await new Promise((r) => setTimeout(r, Math.min(pause, left)));
   }
+  return { ...outcome, downstreamPending: reached ? null : stage, downstreamReached: reached ? stage : null,
+    reason: reached ? outcome.reason : `${stage} not reached in time; the command stays appended` };
 }

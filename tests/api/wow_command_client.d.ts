@@ -213,6 +213,8 @@ export interface IntentRecord {
     lastResult?: CommandResult;
     reason?: string;
     appended?: boolean;
+    /** The appended stream's version, once an answer or history said it. */
+    appendedVersion?: number;
     createdAt: number;
     updatedAt: number;
     revision: number;

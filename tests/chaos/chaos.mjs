@@ -1,10 +1,12 @@
 // A Jepsen-style set test: many business intents through the SDK in real
 // Chromium pages, against the test gateway in seeded random fault mode, with
-// page reloads, two pages sharing one storage, and kill -9 of the gateway.
-// Then every page resumes until quiet, and a checker reads the history (the
-// gateway's query API and, independently, its SQLite file).
+// page reloads, two pages sharing one storage, kill -9 of the gateway,
+// callers that abort their wait, and periods offline. Then every page
+// resumes until quiet, and a checker reads the history (the gateway's query
+// API and, independently, its SQLite file).
 //
-//   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--kills 2] [--reloads 4] [--out FILE]
+//   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--kills 2] [--reloads 4]
+//     [--aborts 0.1] [--offline 2] [--out FILE]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +20,9 @@ const N = Number(args.intents ?? 1000);
 const SEED = Number(args.seed ?? 1);
 const KILLS = Number(args.kills ?? 2);
 const RELOADS = Number(args.reloads ?? 4);
+// The share of calls whose caller aborts its wait, and how many offline periods.
+const ABORTS = Number(args.aborts ?? 0.1);
+const OFFLINE = Number(args.offline ?? 2);
 const dbDir = mkdtempSync(join(tmpdir(), "wow-chaos-"));
 const db = join(dbDir, "events.sqlite");
 
@@ -111,7 +116,7 @@ for (let i = 0; i < N; i++) {
   const op = `op-${SEED}-${i}`;
   const create = rand() < 0.3;
   const id = create ? `new-${SEED}-${i}` : accounts[Math.floor(rand() * accounts.length)];
-  ops.push({ op, stream: rand() < 0.5, command: {
+  ops.push({ op, stream: rand() < 0.5, abortAfterMs: rand() < ABORTS ? Math.floor(rand() * 40) : null, command: {
     aggregate: { resource: "account", id },
     action: create ? "create_account" : "lock_amount", create,
     body: create ? { name: id, balance: 10, op } : { amount: 1, op },
@@ -122,6 +127,20 @@ for (let i = 0; i < N; i++) {
 
 const killAt = new Set(Array.from({ length: KILLS }, (_, k) => Math.floor(((k + 1) * N) / (KILLS + 1))));
 const reloadAt = new Set(Array.from({ length: RELOADS }, () => Math.floor(rand() * N)));
+const offlineAt = new Map(Array.from({ length: OFFLINE }, () => [Math.floor(rand() * N), 300 + Math.floor(rand() * 1500)]));
+// While the context is offline, no page reloads and the gateway is not
+// killed (a reload offline cannot load the page at all).
+let online = Promise.resolve();
+let offlinePeriods = 0, aborted = 0, abortedBeforeSend = 0;
+async function goOffline(ms) {
+  offlinePeriods++;
+  let back;
+  online = new Promise((r) => { back = r; });
+  await context.setOffline(true);
+  await new Promise((r) => setTimeout(r, ms));
+  await context.setOffline(false);
+  back();
+}
 const started = new Set();
 const answered = new Map(); // op → requestId of an outcome the caller received
 let reissuedInline = 0;
@@ -130,22 +149,37 @@ let next = 0, reloads = 0, kills = 0;
 async function worker(p) {
   while (next < ops.length) {
     const i = next++;
-    if (killAt.has(i)) { kills++; await killGateway(); }
+    if (offlineAt.has(i)) void goOffline(offlineAt.get(i));
+    if (killAt.has(i)) { await online; kills++; await killGateway(); }
     if (reloadAt.has(i)) {
+      await online;
       reloads++;
       await pages[0].reload().catch(() => {});
       await ensureReady(pages[0]);
     }
-    const { command, stream } = ops[i];
+    const { command, stream, abortAfterMs } = ops[i];
     started.add(ops[i].op);
     let outcome = null;
     for (let tries = 0; tries < 5 && !outcome; tries++) {
-      outcome = await pages[p].evaluate(async ({ command, stream }) => {
+      outcome = await pages[p].evaluate(async ({ command, stream, abortAfterMs }) => {
         const c = window.demo.client;
-        if (!stream) return c.send(command);
-        const h = c.sendAndWaitStream(command);
-        return h.outcome;
-      }, { command, stream }).catch(() => null /* a reload interrupted this call */);
+        // A caller that gives up waiting: the intent goes on without it.
+        const ac = abortAfterMs === null ? null : new AbortController();
+        if (ac) setTimeout(() => ac.abort(), abortAfterMs);
+        const options = ac ? { signal: ac.signal } : undefined;
+        try {
+          return stream ? await c.sendAndWaitStream(command, options).outcome : await c.send(command, options);
+        } catch (e) {
+          if (e.code === "Aborted") return { ...e.detail, aborted: true };
+          throw e;
+        }
+      }, { command, stream, abortAfterMs }).catch(() => null /* a reload interrupted this call */);
+      if (outcome?.aborted) {
+        aborted++;
+        if (outcome.appended === false) abortedBeforeSend++;
+        // Only an answer is an answer: an aborted wait has none.
+        break;
+      }
       if (outcome) break;
       // As an app would: once the page is back, re-invoke the action only if
       // the intent never reached the journal (otherwise resume() owns it).
@@ -155,12 +189,13 @@ async function worker(p) {
       if (journaled) break;
       reissuedInline++;
     }
-    if (outcome?.requestId) answered.set(ops[i].op, outcome.requestId);
+    if (outcome?.requestId && !outcome.aborted) answered.set(ops[i].op, outcome.requestId);
   }
 }
 const lanes = [];
 for (let l = 0; l < 6; l++) lanes.push(worker(l % 2));
 await Promise.all(lanes);
+await online;
 await collectFired();
 
 // Quiet: faults off, every page resumes, escalated intents are confirmed by hand,
@@ -220,6 +255,7 @@ const report = {
   retries: records.reduce((n, r) => n + Math.max(0, r.attempts.length - 1), 0),
   confirmed: records.filter((r) => r.attempts.some((a) => a.outcome && a.outcome.unknown !== undefined)).length,
   faultsFired: fired, reloads, gatewayKills: kills, resumeRounds: rounds + 1, reissued: reissued + reissuedInline,
+  abortedWaits: aborted, abortedBeforeSend, offlinePeriods,
 };
 await browser.close();
 await gateway.stop();
@@ -234,6 +270,8 @@ const rows = [
   ["unresolved after resume (must be 0)", report.unresolved], ["retries", report.retries],
   ["intents confirmed against history", report.confirmed], ["page reloads", report.reloads],
   ["gateway kill -9", report.gatewayKills], ["resume rounds", report.resumeRounds],
+  ["callers that aborted their wait (before anything was sent)", `${report.abortedWaits} (${report.abortedBeforeSend})`],
+  ["offline periods", report.offlinePeriods],
   ["calls re-issued (interrupted before the journal)", report.reissued],
   ...Object.entries(fired).sort().map(([k, v]) => [`fault fired: ${k}`, v]),
 ];

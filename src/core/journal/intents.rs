@@ -235,6 +235,7 @@ impl<S: IntentStore> Journal<S> {
             last_result: None,
             reason: None,
             appended: None,
+            appended_version: None,
             created_at: now_ms,
             updated_at: now_ms,
             revision: 0,

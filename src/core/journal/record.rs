@@ -300,6 +300,10 @@ pub struct IntentRecord {
     /// Whether history holds the intent's events, once known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub appended: Option<bool>,
+    /// The appended stream's version, when history or an answer said it
+    /// (what `awaitDownstream` compares a snapshot's version with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appended_version: Option<i64>,
     /// Created (epoch ms).
     pub created_at: i64,
     /// Last changed (epoch ms).
@@ -518,6 +522,7 @@ impl ToJson for IntentRecord {
             .some("lastResult", &self.last_result)
             .some("reason", &self.reason)
             .some("appended", &self.appended)
+            .some("appendedVersion", &self.appended_version)
             .put("createdAt", &self.created_at)
             .put("updatedAt", &self.updated_at)
             .put("revision", &self.revision)
@@ -542,6 +547,7 @@ impl FromJson for IntentRecord {
             last_result: o.opt("lastResult")?,
             reason: o.opt("reason")?,
             appended: o.opt("appended")?,
+            appended_version: o.opt("appendedVersion")?,
             created_at: o.req("createdAt")?,
             updated_at: o.req("updatedAt")?,
             revision: o.or_default("revision")?,

@@ -592,6 +592,7 @@ impl IntentMachine {
                 command_id,
             } => {
                 self.record.appended = Some(true);
+                self.record.appended_version = version.or(self.record.appended_version);
                 let status = match why {
                     Why::Business => Status::Rejected,
                     Why::Unknown | Why::Duplicate | Why::CreateConflict => Status::Succeeded,
@@ -756,7 +757,10 @@ impl IntentMachine {
     }
 
     fn confirm(&mut self, why: Why, tries: u32) {
-        let need_facts = matches!(why, Why::Duplicate | Why::CreateConflict);
+        // A wait past PROCESSED also wants the appended version: it is what a
+        // later `awaitDownstream` compares the snapshot's with.
+        let need_facts = matches!(why, Why::Duplicate | Why::CreateConflict)
+            || self.record.command.wait.stage > CommandStage::Processed;
         self.phase = Phase::Confirming { why, tries };
         self.actions.push_back(Action::Confirm {
             query: self.record.confirm_query(),

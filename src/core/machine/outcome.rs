@@ -117,7 +117,7 @@ impl Outcome {
             result: record.last_result.clone(),
             error,
             downstream_pending: None,
-            appended_version: None,
+            appended_version: record.appended_version,
             appended_command_id: None,
             reason: record.reason.clone(),
             attempts: record.attempts.len() as u32,

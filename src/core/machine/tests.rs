@@ -1127,3 +1127,38 @@ fn offline_outside_a_send_or_a_query_changes_nothing() {
     let actions = drain(&mut m, T0);
     assert_eq!(actions, vec![Action::Send { attempt: 1 }]);
 }
+
+#[test]
+fn a_wait_past_processed_asks_history_for_the_appended_version_and_keeps_it() {
+    let (mut m, _) = started(CommandStage::Snapshot, false, MachineConfig::default());
+    let mut stored = None;
+    drain_recording(&mut m, T0, &mut stored);
+    m.handle_transport_error(T0 + 1, 1, TransportError::Lost("reset".into()));
+    let actions = drain_recording(&mut m, T0 + 1, &mut stored);
+    assert!(
+        matches!(
+            actions.as_slice(),
+            [Action::Confirm {
+                need_facts: true,
+                ..
+            }]
+        ),
+        "{actions:?}"
+    );
+    m.handle_confirm(
+        T0 + 2,
+        ConfirmAnswer::Appended {
+            version: Some(7),
+            command_id: None,
+        },
+    );
+    let actions = drain_recording(&mut m, T0 + 2, &mut stored);
+    let o = done(&actions);
+    assert_eq!(
+        (o.status, o.downstream_pending),
+        (Status::Succeeded, Some(CommandStage::Snapshot))
+    );
+    let stored = stored.unwrap();
+    assert_eq!(stored.appended_version, Some(7));
+    assert_eq!(Outcome::from_record(&stored).appended_version, Some(7));
+}
