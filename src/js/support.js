@@ -62,7 +62,7 @@ export function makeResultStream(watch) {
     if (error) controller.error(error); else controller.close();
   };
   if (watch) {
-    const abort = () => { const e = abortError(watch); finish(e.detail, e); };
+    const abort = () => { watch.abortedAt = Date.now(); const e = abortError(watch); finish(e.detail, e); };
     watch.signal.addEventListener("abort", abort, { once: true });
     outcome.then(() => watch.signal.removeEventListener("abort", abort));
   }
@@ -98,7 +98,7 @@ function invalid(message) {
 export function abortable(promise, watch) {
   const { signal } = watch;
   return new Promise((resolve, reject) => {
-    const abort = () => reject(abortError(watch));
+    const abort = () => { watch.abortedAt = Date.now(); reject(abortError(watch)); };
     signal.addEventListener("abort", abort, { once: true });
     const done = () => signal.removeEventListener("abort", abort);
     promise.then((v) => { done(); resolve(v); }, (e) => { done(); reject(e); });

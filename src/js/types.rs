@@ -216,7 +216,7 @@ export interface IntentRecord {
   attempts: { number: number; sentAt: number; commandId?: string; endedAt?: number; outcome?: unknown;
               /** When the caller's wait for this attempt was due to end (epoch ms). */
               callerDeadline?: number;
-              /** What ended the caller's wait. */
+              /** What ended the caller's wait ("cancelled": its signal aborted; the drive went on). */
               waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline" }[];
   lastResult?: CommandResult;
   reason?: string;

@@ -168,6 +168,7 @@ impl Client {
         machine.start(time::now());
         loop {
             while let Some(action) = machine.poll_action() {
+                note_caller_left(&mut machine, watch);
                 let first_steps = match &action {
                     Action::Persist(_) => machine.record().revision == 0,
                     Action::Send { .. } | Action::OpenStream { .. } => !sent,
@@ -287,6 +288,7 @@ impl Client {
                 http::send_attempt(request, stream, &mut feed).await
             }
         };
+        note_caller_left(machine, watch);
         let now = time::now();
         match result {
             Ok(Answer::Json(response, retry_after)) => {
@@ -329,6 +331,16 @@ impl Locking {
             },
             None => true,
         }
+    }
+}
+
+/// Whether the caller's signal aborted (`watch.abortedAt`, set by
+/// `support.js`): the journal records it as what ended the caller's wait.
+fn note_caller_left(machine: &mut IntentMachine, watch: Option<&JsValue>) {
+    let left = watch
+        .is_some_and(|w| super::guard::get(w, "abortedAt").is_some_and(|at| !at.is_undefined()));
+    if left {
+        machine.caller_left();
     }
 }
 

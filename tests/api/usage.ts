@@ -7,6 +7,7 @@ import init, {
 import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } from "../../pkg/consumer-web.js";
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
 import { fileAdapter } from "../../pkg/node-adapters.js";
+import { driveInBackground, requestBackgroundSync } from "../../pkg/service-worker.js";
 
 async function example(): Promise<void> {
   await init();
@@ -46,6 +47,27 @@ async function example(): Promise<void> {
   void report.driven.length;
   // @ts-expect-error: waitStage must be a stage name.
   await client.send({ ...command, waitStage: "DONE" });
+
+  // The caller's wait ends; the intent does not.
+  const ac = new AbortController();
+  await client.sendAndWait(command, { signal: ac.signal }).catch((e: unknown) => {
+    if (e instanceof CommandError && e.code === "Aborted") void e.appended;
+  });
+  await client.resume({ signal: ac.signal });
+  const o = await client.send({ ...command, waitStage: "SNAPSHOT" });
+  const d = await client.awaitDownstream(o.intentId, { timeoutMs: 5_000, signal: ac.signal });
+  const reached: Outcome["downstreamPending"] = d.downstreamReached;
+  void reached;
+  await client.awaitDownstream(o.intentId, { stage: "PROJECTED", check: async (q) => q.version !== null });
+  // @ts-expect-error: a call's options take a signal, not a timeout.
+  await client.confirm(o.intentId, { timeoutMs: 5 });
+  await WowClient.connect({ baseUrl: "https://gateway.example", offline: "return", onEscalated: (x) => void x.reason });
+  // @ts-expect-error: offline is "wait" or "return".
+  await WowClient.connect({ baseUrl: "https://gateway.example", offline: "queue" });
+  const drive = driveInBackground(async () => ({ baseUrl: "https://gateway.example", namespace: "user-42" }));
+  void drive;
+  const woken: boolean = await requestBackgroundSync();
+  void woken;
 }
 
 async function consumerExample(kv: KvNamespaceLike): Promise<void> {

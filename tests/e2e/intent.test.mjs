@@ -69,7 +69,7 @@ test("an abort after the send ends the wait at once; the same client finishes th
     const record = await window.settled(error.intentId);
     const held = (await navigator.locks.query()).held.map((l) => l.name);
     return { error: { name: error.name, code: error.code, appended: error.appended, intentId: error.intentId, requestId: error.requestId },
-      waited, state: record?.state, attempts: record?.attempts.length, held };
+      waited, state: record?.state, attempts: record?.attempts.length, endedBy: record?.attempts[0].waitEndedBy, held };
   }, id);
   assert.equal(r.error.name, "CommandError");
   assert.equal(r.error.code, "Aborted");
@@ -78,6 +78,7 @@ test("an abort after the send ends the wait at once; the same client finishes th
   assert.ok(r.waited < 100, `the wait ended at once (${r.waited.toFixed(1)} ms)`);
   assert.equal(r.state, "succeeded", "the same client finished it without resume()");
   assert.equal(r.attempts, 1);
+  assert.equal(r.endedBy, "cancelled", "the journal says the caller's wait ended by its abort");
   assert.deepEqual(r.held.filter((n) => n.includes(r.error.intentId)), [], "no lock left behind");
   await gateway.idle();
   assert.equal(await stored(id, r.error.requestId), 1);

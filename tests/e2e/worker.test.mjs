@@ -46,9 +46,15 @@ test("a tab closed mid-flight: the Service Worker finishes the intent on a sync 
   await page.close();
   await gateway.idle();
 
-  // No page of the origin is open: wake the worker as the browser would.
-  const blank = await context.newPage();
-  const cdp = await context.newCDPSession(blank);
+  // No page drives the journal now (this one only listens to the
+  // announcements): wake the worker as the browser would.
+  const listener = await context.newPage();
+  await listener.goto(`${gateway.base}/pkg/index.js`);
+  await listener.evaluate((ns) => {
+    window.heard = [];
+    new BroadcastChannel(`wow-command-client/${ns}`).onmessage = ({ data }) => window.heard.push(data);
+  }, ns);
+  const cdp = await context.newCDPSession(listener);
   const registration = new Promise((resolve) => cdp.on("ServiceWorker.workerRegistrationUpdated", ({ registrations }) => {
     const ours = registrations.find((x) => x.scopeURL.startsWith(gateway.base) && !x.isDeleted);
     if (ours) resolve(ours);
@@ -72,6 +78,8 @@ test("a tab closed mid-flight: the Service Worker finishes the intent on a sync 
     return null;
   }, sent.intentId);
   assert.deepEqual(seen, { worker: "succeeded", state: "succeeded", attempts: 1 }, "the worker finished it");
+  const heard = await listener.evaluate((intentId) => window.heard.filter((a) => a.intentId === intentId).map((a) => a.state), sent.intentId);
+  assert.equal(heard.at(-1), "succeeded", `pages hear the worker's outcome: ${heard}`);
   await later.reload();
   await later.waitForSelector("body[data-ready=true]");
   assert.match(await later.textContent("[data-testid=worker]"), /finished 1 intent\(s\).*succeeded/);

@@ -229,7 +229,7 @@ pub enum WaitEnd {
     Answer,
     /// The caller's timeout.
     Timeout,
-    /// The caller cancelled.
+    /// The caller cancelled: its signal aborted (the drive went on without it).
     Cancelled,
     /// The stage stream was cut.
     StreamCut,

@@ -258,6 +258,8 @@ pub struct IntentMachine {
     misrouted: Option<String>,
     /// What ended the caller's wait for the current attempt, recorded on it.
     wait_end: Option<WaitEnd>,
+    /// The caller stopped waiting (an abort) while the drive goes on.
+    caller_left: bool,
 }
 
 impl IntentMachine {
@@ -275,6 +277,7 @@ impl IntentMachine {
             outcome: None,
             misrouted: None,
             wait_end: None,
+            caller_left: false,
         }
     }
 
@@ -355,6 +358,13 @@ impl IntentMachine {
             self.outcome_with(Status::Unknown, None)
                 .because("cancelled by the caller; the server may still process it"),
         );
+    }
+
+    /// The caller stopped waiting (its signal aborted) and the drive goes on
+    /// without it: the current attempt, and any after it in this drive,
+    /// record `cancelled` as what ended the caller's wait. Nothing else changes.
+    pub fn caller_left(&mut self) {
+        self.caller_left = true;
     }
 
     /// The runtime is offline: the send or the history query the machine
@@ -805,6 +815,11 @@ impl IntentMachine {
 
     fn end_attempt(&mut self, now: i64, outcome: AttemptOutcome) {
         let ended_by = self.wait_end.take();
+        let ended_by = if self.caller_left {
+            Some(WaitEnd::Cancelled)
+        } else {
+            ended_by
+        };
         if let Some(a) = self.record.attempts.last_mut() {
             if a.outcome.is_none() {
                 a.ended_at = Some(now);

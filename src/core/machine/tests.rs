@@ -1162,3 +1162,26 @@ fn a_wait_past_processed_asks_history_for_the_appended_version_and_keeps_it() {
     assert_eq!(stored.appended_version, Some(7));
     assert_eq!(Outcome::from_record(&stored).appended_version, Some(7));
 }
+
+#[test]
+fn a_caller_that_left_is_recorded_on_the_attempt_and_the_drive_goes_on() {
+    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+    let mut stored = None;
+    drain_recording(&mut m, T0, &mut stored);
+    m.caller_left();
+    m.handle_transport_error(T0 + 1, 1, TransportError::Lost("reset".into()));
+    let actions = drain_recording(&mut m, T0 + 1, &mut stored);
+    assert!(
+        matches!(actions.as_slice(), [Action::Confirm { .. }]),
+        "the drive goes on"
+    );
+    let stored = stored.unwrap();
+    assert_eq!(
+        stored.attempts[0].wait_ended_by,
+        Some(crate::core::journal::WaitEnd::Cancelled)
+    );
+    assert!(matches!(
+        stored.attempts[0].outcome,
+        Some(crate::core::journal::AttemptOutcome::Unknown(_))
+    ));
+}
