@@ -216,6 +216,41 @@ test("offline (wait): nothing is sent and no budget is spent; back online, the i
   await context.close();
 });
 
+test("offline: an abort ends the wait at once with appended false; two tabs back online send each intent once", async () => {
+  const context = await browser.newContext();
+  const ns = unique("offline-tabs");
+  const id = await createAccount();
+  const [a, b] = [await openClient(context, ns, '{ offline: "return" }'), await openClient(context, ns, '{ offline: "return" }')];
+  const waiting = await openClient(context, ns);
+  await context.setOffline(true);
+  const aborted = await waiting.evaluate(async (id) => {
+    const ac = new AbortController();
+    const call = window.client.sendAndWait(window.lock(id), { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    const e = await call.catch((e) => e);
+    return { code: e.code, appended: e.appended, intentId: e.intentId };
+  }, id);
+  assert.deepEqual({ ...aborted, intentId: !!aborted.intentId }, { code: "Aborted", appended: false, intentId: true });
+  const left = await a.evaluate(async (id) => {
+    const outcomes = await Promise.all([1, 2, 3].map(() => window.client.send(window.lock(id))));
+    return outcomes.map((o) => [o.reason, o.intentId]);
+  }, id);
+  assert.deepEqual(left.map(([reason]) => reason), ["offline", "offline", "offline"]);
+  await context.setOffline(false);
+  const ids = [aborted.intentId, ...left.map(([, i]) => i)];
+  const states = await b.evaluate(async (ids) => Promise.all(ids.map(async (i) => (await window.settled(i))?.state)), ids);
+  assert.deepEqual(states, ["succeeded", "succeeded", "succeeded", "succeeded"]);
+  await gateway.idle();
+  const requestIds = await b.evaluate(async (ids) => (await window.client.intents()).filter((i) => ids.includes(i.intentId))
+    .map((i) => [i.requestId, i.attempts.length]), ids);
+  for (const [rid, attempts] of requestIds) {
+    assert.equal(attempts, 1, "each sent once, by one tab");
+    assert.equal(await stored(id, rid), 1);
+  }
+  await context.close();
+});
+
 test("offline (return): send settles at once with reason offline, sendAndWait rejects Offline; the online event sends them", async () => {
   const context = await browser.newContext();
   const id = await createAccount();
