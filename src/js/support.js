@@ -61,11 +61,7 @@ export function makeResultStream(watch) {
     settle(finalOutcome);
     if (error) controller.error(error); else controller.close();
   };
-  if (watch) {
-    const abort = () => { watch.abortedAt = Date.now(); const e = abortError(watch); finish(e.detail, e); };
-    watch.signal.addEventListener("abort", abort, { once: true });
-    outcome.then(() => watch.signal.removeEventListener("abort", abort));
-  }
+  if (watch) outcome.then(onAbort(watch, () => { const e = abortError(watch); finish(e.detail, e); }));
   return { handle, push(value) { if (open) controller.enqueue(value); }, finish };
 }
 
@@ -75,16 +71,28 @@ export function makeResultStream(watch) {
 // fails before anything is started.
 export function watchFor(options) {
   if (options == null) return undefined;
-  let signal;
-  try { signal = Object(options) === options ? options.signal : invalid("options must be an object"); }
-  catch (e) { if (e instanceof CommandError) throw e; invalid("options.signal could not be read"); }
-  if (signal == null) return undefined;
-  if (typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function") {
-    invalid("options.signal must be an AbortSignal");
+  let signal, aborted, listen;
+  try {
+    if (Object(options) !== options) throw 0;
+    signal = options.signal;
+    if (signal == null) return undefined;
+    ({ aborted, addEventListener: listen } = signal);
+  } catch {
+    invalid(Object(options) === options ? "options.signal could not be read" : "options must be an object");
   }
+  if (typeof aborted !== "boolean" || typeof listen !== "function") invalid("options.signal must be an AbortSignal");
   const watch = { signal };
-  if (signal.aborted) throw abortError(watch);
+  if (aborted) throw abortError(watch);
   return watch;
+}
+
+// Listens for the watch's abort; a signal that refuses the listener (a
+// hostile one) leaves the wait not abortable rather than failing the call.
+function onAbort(watch, f) {
+  const { signal } = watch;
+  const abort = () => { watch.abortedAt = Date.now(); f(); };
+  try { signal.addEventListener("abort", abort, { once: true }); } catch { return () => {}; }
+  return () => { try { signal.removeEventListener("abort", abort); } catch { /* the same signal */ } };
 }
 
 function invalid(message) {
@@ -96,11 +104,8 @@ function invalid(message) {
 // the `Aborted` CommandError. Only the wait ends: the intent is not
 // withdrawn, and the same client goes on driving it (README, "Cancel").
 export function abortable(promise, watch) {
-  const { signal } = watch;
   return new Promise((resolve, reject) => {
-    const abort = () => { watch.abortedAt = Date.now(); reject(abortError(watch)); };
-    signal.addEventListener("abort", abort, { once: true });
-    const done = () => signal.removeEventListener("abort", abort);
+    const done = onAbort(watch, () => reject(abortError(watch)));
     promise.then((v) => { done(); resolve(v); }, (e) => { done(); reject(e); });
   });
 }

@@ -57,6 +57,12 @@ export function hostileValues(fc) {
     typed: () => new Uint8Array([1, 2, 3]),
     sparse: () => { const a = []; a[1_000] = 1; return a; },
     boxed: () => new String("account"), // eslint-disable-line no-new-wrappers
+    // A call's options ({ signal }) that cannot be read, or listened to.
+    signalGetterThrows: () => ({ signal: { get aborted() { throw new Error("aborted getter"); }, addEventListener() {} } }),
+    signalListenThrows: () => ({ signal: { aborted: false, addEventListener() { throw new Error("listen"); } } }),
+    signalProxy: () => ({ signal: new Proxy({}, { get() { throw new Error("signal proxy"); } }) }),
+    signalAborted: () => ({ signal: AbortSignal.abort() }),
+    signalLater: () => { const ac = new AbortController(); setTimeout(() => ac.abort(), 5); return { signal: ac.signal }; },
   };
   return fc.oneof(
     fc.constantFrom(null, undefined, NaN, Infinity, -Infinity, -1, -0, 0.5, 2 ** 53 + 2, 1e308, 0, 1, "", " ",
@@ -179,7 +185,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
       fc.record({ kind: fc.constantFrom("headers", "confirm"), callback: callbacks, drop: fc.boolean() }),
       fc.record({ kind: fc.constant("adapter"), op: fc.constantFrom(...ADAPTER_OPS), callback: callbacks,
         consumer: fc.boolean() }),
-      fc.record({ kind: fc.constantFrom("confirm()", "retry()", "resume()", "intents()", "quarantined()", "prune()", "clear()"),
+      fc.record({ kind: fc.constantFrom("confirm()", "retry()", "resume()", "awaitDownstream()", "intents()", "quarantined()", "prune()", "clear()"),
         value: hostile, second: hostile }),
       fc.record({ kind: fc.constant("consumerOpen"), path: fc.constantFrom(...CONSUMER_PATHS), value: hostile }),
       fc.record({ kind: fc.constantFrom("handle", "find", "forget", "consumerPrune", "records"), value: hostile, second: hostile,
@@ -233,6 +239,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
         case "confirm()": return check(c.kind, () => client.confirm(c.value, c.second), CommandError);
         case "retry()": return check(c.kind, () => client.retry(c.value, c.second), CommandError);
         case "resume()": return check(c.kind, () => client.resume(c.value), CommandError);
+        case "awaitDownstream()": return check(c.kind, () => client.awaitDownstream(c.value, c.second), CommandError);
         case "intents()": return check(c.kind, () => client.intents(c.value), CommandError);
         case "quarantined()": return check(c.kind, () => client.quarantined(c.value), CommandError);
         case "prune()": return check(c.kind, () => client.prune(c.value), CommandError);
