@@ -38,8 +38,8 @@ export function makeCommandError(outcome) {
 
 // A handle that is both an async iterable and a ReadableStream of results,
 // plus `outcome`, a promise of the final Outcome. Read it one way or the
-// other: both take the same stream's reader. An abort of `signal` ends it at
-// once with the `Aborted` error (see `abortable`).
+// other: both take the same stream's reader. An abort of the watch's signal
+// ends it at once with the `Aborted` error (see `abortable`).
 export function makeResultStream(watch) {
   let controller, settle, open = true;
   const stream = new ReadableStream({ start(c) { controller = c; } });
@@ -102,7 +102,8 @@ function invalid(message) {
 
 // Ends the caller's wait for `promise` when the watch's signal aborts, with
 // the `Aborted` CommandError. Only the wait ends: the intent is not
-// withdrawn, and the same client goes on driving it (README, "Cancel").
+// withdrawn, and the same client goes on driving it (README, "When the
+// caller stops waiting").
 export function abortable(promise, watch) {
   return new Promise((resolve, reject) => {
     const done = onAbort(watch, () => reject(abortError(watch)));
@@ -137,7 +138,11 @@ export async function awaitDownstream(plan, options, checkDefault, headers, with
   const { outcome, aggregate } = plan;
   let stage, timeoutMs, check;
   try {
-    ({ stage = plan.waitStage, timeoutMs = plan.timeoutMs, check = checkDefault } = options ?? {});
+    // undefined and null are "not given", as for every other option.
+    const o = options ?? {};
+    stage = o.stage ?? plan.waitStage;
+    timeoutMs = o.timeoutMs ?? plan.timeoutMs;
+    check = o.check ?? checkDefault;
   } catch { invalid("options could not be read"); }
   if (!STAGES.includes(stage)) invalid(`unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) invalid("options.timeoutMs must be a non-negative integer");
