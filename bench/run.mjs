@@ -70,7 +70,7 @@ cpSync(join(root, "node_modules/@microsoft/fetch-event-source"), join(www, "vend
 const gateway = await startGateway({ www, profile: "release",
   db: typeof args["db-dir"] === "string" ? join(mkdtempSync(join(args["db-dir"], "wow-bench-")), "events.sqlite") : undefined });
 const browser = await launchChromium();
-const page = await browser.newPage();
+const page = await (await browser.newContext()).newPage();
 page.on("pageerror", (e) => console.error("page error:", e.message));
 page.on("console", (m) => { if (m.type() === "error") console.error("page console:", m.text()); });
 const cdp = await page.context().newCDPSession(page);
@@ -172,6 +172,23 @@ try {
   [["variant", (r) => r.name], ["succeeded", (r) => `${r.ok} of ${c.n}`], ["wall", (r) => ms(r.ms)],
     ["commands/s", (r) => (c.n / (r.ms / 1000)).toFixed(0)], ["throughput vs raw", (r) => `${(c.rawMs / r.ms).toFixed(2)}×`]]));
   results.concurrency = c;
+  // The same burst from two pages sharing one journal (half each), against
+  // the same raw figure: every page's drives go through one IndexedDB
+  // database, its Web Locks and its announcements.
+  const second = await page.context().newPage();
+  await second.goto(`${gateway.base}/index.html`);
+  await second.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  const half = Math.floor(N.concurrency / 2), shared = `bench-shared-${Date.now()}`;
+  const { ids } = await page.evaluate(([ns]) => window.bench.sharedBurst(0, ns, null, 0), [shared]);
+  const startAt = Date.now() + 1_000;
+  const halves = await Promise.all([page, second].map((p) =>
+    p.evaluate(([n, ns, ids, at]) => window.bench.sharedBurst(n, ns, ids, at), [half, shared, ids, startAt])));
+  await second.close();
+  const wall = Math.max(...halves.map((h) => h.endedAt)) - Math.min(...halves.map((h) => h.startedAt));
+  const ok = halves.reduce((a, h) => a + h.succeeded, 0);
+  console.log(`two pages sharing one journal, ${half} each: ${ok} of ${2 * half} succeeded, wall ${ms(wall)}, ` +
+    `${(2 * half / (wall / 1000)).toFixed(0)} commands/s, ${((c.rawMs * (2 * half) / c.n) / wall).toFixed(2)}× raw fetch's throughput`);
+  results.concurrencyTwoPages = { n: 2 * half, succeeded: ok, wallMs: wall };
   }
 
   // ---- 5. journal scale ---------------------------------------------------

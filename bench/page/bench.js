@@ -224,6 +224,18 @@ export async function concurrency(n, { sdkOnly = false } = {}) {
   return { n, succeeded, rawSucceeded: raw.filter((r) => r.errorCode === "Ok").length, sdkMs, rawMs };
 }
 
+/** 4b. One page's share of a burst from pages sharing one journal: accounts
+ * to create (`ids` null) or to use, the journal's namespace, and the moment
+ * (epoch ms) every page starts at. */
+export async function sharedBurst(n, namespace, ids, startAt) {
+  ids ??= await Promise.all(Array.from({ length: 10 }, () => account()));
+  const sdk = await connect("indexedDB", namespace);
+  await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+  const t0 = Date.now();
+  const outcomes = await Promise.all(Array.from({ length: n }, (_, i) => sdk.send(lock(ids[i % ids.length]))));
+  return { ids, n, succeeded: outcomes.filter((o) => o.status === "succeeded").length, startedAt: t0, endedAt: Date.now() };
+}
+
 /** 5. Journal scale: `n` persisted intents in IndexedDB (copies of a real record). */
 export async function journalScale(n) {
   const namespace = unique("scale");
@@ -336,5 +348,5 @@ export async function footprint(n) {
   return rows;
 }
 
-window.bench = { overhead, stages, concurrency, journalScale, memory, footprint };
+window.bench = { overhead, stages, concurrency, sharedBurst, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
