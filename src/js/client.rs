@@ -691,10 +691,10 @@ async fn drive_locked(
     outcome
 }
 
-/// How many times a client confirms an escalated intent again on its own,
-/// 2 s after it escalated and doubling to 5 minutes (about 40 minutes in
-/// all); then it stays escalated until `resume()`, the `online` event, the
-/// Service Worker or `confirm()`.
+/// How many times a client confirms an escalated intent again on its own:
+/// 1–2 s after it escalated, the pause doubling (equal jitter) up to
+/// 2.5–5 minutes, so 15 to 30 minutes in all; then it stays escalated until
+/// `resume()`, the `online` event, the Service Worker or `confirm()`.
 const RECONFIRM_ROUNDS: u32 = 12;
 
 /// Confirms an escalated intent again later, while the client lives: a read
