@@ -707,7 +707,7 @@ fn reconfirm_later(client: &Rc<Client>, outcome: &Outcome, round: u32) {
     let delay = crate::core::machine::backoff_ms(round + 1, 2_000, 300_000, jitter);
     let (weak, id) = (Rc::downgrade(client), outcome.intent_id.clone());
     super::spawn(async move {
-        time::sleep(delay as i64).await;
+        time::idle(delay as i64).await;
         if let Some(client) = weak.upgrade() {
             let _ = resume_one(&client, id, true, round + 1).await;
         }

@@ -8,6 +8,8 @@ use wasm_bindgen::prelude::*;
 extern "C" {
     #[wasm_bindgen(js_name = sleepMs)]
     fn sleep_ms(ms: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = idleMs)]
+    fn idle_ms(ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(js_name = after)]
     fn after(ms: f64, f: &js_sys::Function) -> JsValue;
     #[wasm_bindgen(js_name = cancelAfter)]
@@ -22,6 +24,12 @@ pub fn now() -> i64 {
 /// Waits `ms` milliseconds.
 pub async fn sleep(ms: i64) {
     let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(ms as f64)).await;
+}
+
+/// Waits `ms` milliseconds for work no caller waits for: a Node.js process
+/// with nothing else to do exits instead of waiting for it.
+pub async fn idle(ms: i64) {
+    let _ = wasm_bindgen_futures::JsFuture::from(idle_ms(ms as f64)).await;
 }
 
 /// Aborts `controller` at `deadline` (epoch ms) unless dropped first.

@@ -283,3 +283,30 @@ test("a journal that refuses writes: the command is never sent, and the error sa
   assert.ok(error.requestId);
   assert.equal(await gateway.stored("account", account, error.requestId), 0, "nothing reached the gateway");
 });
+
+test("an escalated intent asked again later does not keep a Node.js process alive", async () => {
+  // The history cannot be asked (the confirmer throws), so the intent ends
+  // escalated and the client schedules its own re-confirm: the process must
+  // still exit as soon as its own work is done.
+  const source = `
+    import { WowClient } from ${JSON.stringify(pathToFileURL(join(root, "pkg/node.js")).href)};
+    const client = await WowClient.connect({ baseUrl: ${JSON.stringify(gateway.base)}, storage: "memory", timeoutMs: 2000,
+      retry: { maxConfirms: 1 }, confirm: () => { throw new Error("no history here"); } });
+    await fetch(${JSON.stringify(gateway.base)} + "/__gateway/faults", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ rules: [{ match: { aggregateId: "idle-exit" }, fault: "drop_response_after_append", times: 1 }] }) });
+    const o = await client.send({ aggregate: { resource: "account", id: "idle-exit" }, action: "create_account", create: true,
+      body: { name: "idle", balance: 1 } });
+    console.log(o.status);`;
+  let printedAt;
+  const out = await new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ["--input-type=module", "-e", source], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    proc.stdout.on("data", (d) => { text += d; printedAt ??= Date.now(); });
+    const timer = setTimeout(() => { proc.kill("SIGKILL"); reject(new Error(`still running after 20 s: ${text}`)); }, 20_000);
+    proc.on("exit", () => { clearTimeout(timer); resolve(text.trim()); });
+  });
+  assert.equal(out, "escalated");
+  // The first re-confirm is due 1-2 s after the escalation; the process does not wait for it.
+  const lingered = Date.now() - printedAt;
+  assert.ok(lingered < 700, `the process lingered ${lingered} ms after its work was done`);
+});
