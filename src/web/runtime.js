@@ -2,10 +2,11 @@
 
 // Timers take at most 2^31 - 1 ms: a longer delay would fire at once.
 const delay = (ms) => Math.min(Math.max(0, ms), 2147483647);
-export function sleepMs(ms) { return new Promise((r) => setTimeout(r, delay(ms))); }
-// A pause of work nobody waits for (an escalated intent asked again later):
-// in Node.js it does not keep the process alive.
-export function idleMs(ms) { return new Promise((r) => { setTimeout(r, delay(ms))?.unref?.(); }); }
+// `idle`: a pause of work nobody waits for (an escalated intent asked again
+// later), which in Node.js does not keep the process alive.
+export function sleepMs(ms, idle) {
+  return new Promise((r) => { const t = setTimeout(r, delay(ms)); if (idle) t?.unref?.(); });
+}
 export function after(ms, f) { return setTimeout(f, delay(ms)); }
 export function cancelAfter(handle) { clearTimeout(handle); }
 

@@ -7,9 +7,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sleepMs)]
-    fn sleep_ms(ms: f64) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = idleMs)]
-    fn idle_ms(ms: f64) -> js_sys::Promise;
+    fn sleep_ms(ms: f64, idle: bool) -> js_sys::Promise;
     #[wasm_bindgen(js_name = after)]
     fn after(ms: f64, f: &js_sys::Function) -> JsValue;
     #[wasm_bindgen(js_name = cancelAfter)]
@@ -23,13 +21,13 @@ pub fn now() -> i64 {
 
 /// Waits `ms` milliseconds.
 pub async fn sleep(ms: i64) {
-    let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(ms as f64)).await;
+    let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(ms as f64, false)).await;
 }
 
 /// Waits `ms` milliseconds for work no caller waits for: a Node.js process
 /// with nothing else to do exits instead of waiting for it.
 pub async fn idle(ms: i64) {
-    let _ = wasm_bindgen_futures::JsFuture::from(idle_ms(ms as f64)).await;
+    let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(ms as f64, true)).await;
 }
 
 /// Aborts `controller` at `deadline` (epoch ms) unless dropped first.
