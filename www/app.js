@@ -239,7 +239,7 @@ if (worker) {
 const workerReport = await (await globalThis.caches?.match("/__worker-report"))?.json().catch(() => null);
 if (workerReport) {
   const finished = workerReport.reports.flatMap((r) => r.namespace === namespace ? r.driven : []);
-  $("worker").textContent = `The Service Worker finished ${finished.length} intent(s) while no page drove them` +
+  $("worker").textContent = `The Service Worker finished ${finished.length} ${finished.length === 1 ? "intent" : "intents"} while no page drove them` +
     (finished.length ? `: ${finished.map((o) => `${o.requestId.slice(0, 8)}… ${o.status}`).join(", ")}` : "") +
     ` (${new Date(workerReport.at).toLocaleTimeString()}).`;
 }
