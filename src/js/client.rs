@@ -532,16 +532,7 @@ impl WowClient {
             max_attempts: 0,
             ..self.defaults.config.clone()
         };
-        let wait = config.caller_timeout_ms;
-        let outcome = drive_locked(
-            &self.inner,
-            record,
-            config,
-            wait,
-            &mut |_| {},
-            watch.as_ref(),
-        )
-        .await;
+        let outcome = drive_locked(&self.inner, record, config, &mut |_| {}, watch.as_ref()).await;
         Ok(to_js(&outcome))
     }
 
@@ -568,18 +559,8 @@ impl WowClient {
             .await
             .map_err(journal_error)?;
         let config = self.defaults.config.clone();
-        let wait = config.caller_timeout_ms;
-        Ok(to_js(
-            &drive_locked(
-                &self.inner,
-                record,
-                config,
-                wait,
-                &mut |_| {},
-                watch.as_ref(),
-            )
-            .await,
-        ))
+        let outcome = drive_locked(&self.inner, record, config, &mut |_| {}, watch.as_ref()).await;
+        Ok(to_js(&outcome))
     }
 
     /// What `awaitDownstream` needs from the journal and the core (the
@@ -648,24 +629,23 @@ impl WowClient {
         match begun {
             Begun::Settled(record) => Ok(Outcome::from_record(&record)),
             Begun::Created(record) | Begun::Unresolved(record) => {
-                let wait = config.caller_timeout_ms;
-                Ok(drive_locked(&self.inner, record, config, wait, on_element, watch).await)
+                Ok(drive_locked(&self.inner, record, config, on_element, watch).await)
             }
         }
     }
 }
 
-/// Drives one intent under its lock, waiting up to `wait_ms` for another
-/// tab or worker that drives it; once held, the record is read again, so an
-/// intent settled meanwhile is reported, not driven twice.
+/// Drives one intent under its lock, waiting up to the caller's timeout for
+/// another tab or worker that drives it; once held, the record is read
+/// again, so an intent settled meanwhile is reported, not driven twice.
 async fn drive_locked(
     client: &Rc<Client>,
     record: IntentRecord,
     config: MachineConfig,
-    wait_ms: u64,
     on_element: &mut dyn FnMut(&StreamElement),
     watch: Option<&JsValue>,
 ) -> Outcome {
+    let wait_ms = config.caller_timeout_ms;
     let lock = PendingLock::request(client.journal.namespace(), &record.intent_id, wait_ms);
     // A record not yet written (revision 0) is known to nobody else: its
     // lock, asked for before the record is written, is collected after the
