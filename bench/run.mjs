@@ -12,7 +12,7 @@ import { execFileSync, execSync } from "node:child_process";
 import { chromiumPath, launchChromium } from "../tests/support/browser.mjs";
 import { root, startGateway } from "../tests/support/gateway.mjs";
 import { report as sizeReport, table } from "./size.mjs";
-import { floor, floorTable } from "./floor.mjs";
+import { coreFloor, coreFloorTable, floor, floorTable, sizeReportModule } from "./floor.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]] : acc, []));
@@ -44,18 +44,16 @@ if (wanted("size")) {
   section("1. Size");
   // The names come from the shipped module's build (the pinned nightly, std
   // rebuilt), with its symbols kept: scripts/build.sh's flags, profile size-report.
-  const release = readFileSync(join(root, "scripts/release-toolchain.sh"), "utf8");
-  const toolchain = /RELEASE_TOOLCHAIN=(\S+)/.exec(release)[1];
-  const rustflags = /RELEASE_RUSTFLAGS="([^"]+)"/.exec(release)[1];
-  execFileSync("cargo", ["build", "-q", "--profile", "size-report", "--target", "wasm32-unknown-unknown", "--lib",
-    "-Z", "build-std=std,panic_abort", "--target-dir", "target/release-wasm"], { cwd: root, stdio: "inherit",
-    env: { ...process.env, RUSTUP_TOOLCHAIN: toolchain, RUSTFLAGS: rustflags } });
-  const size = sizeReport(join(root, "target/release-wasm/wasm32-unknown-unknown/size-report/wow_command_client.wasm"));
+  const named = sizeReportModule();
+  const size = sizeReport(named);
   console.log(size.text);
   results.size = size.sizes;
   console.log("\nSize floor: the smallest useful client on the base crates (bench/floor/), before any SDK logic");
   results.sizeFloor = floor();
   console.log(floorTable(results.sizeFloor));
+  console.log("\nThe core's floor: the client .wasm with its browser and API layers emptied (bench/floor.mjs)");
+  results.coreFloor = coreFloor(named);
+  console.log(coreFloorTable(results.coreFloor));
 }
 
 // ---- the page --------------------------------------------------------------
