@@ -3,4 +3,5 @@
 pub mod consumer;
 pub mod journal;
 pub mod machine;
+pub mod order;
 pub mod protocol;

@@ -42,11 +42,9 @@ fn gloo_failure(e: gloo_net::Error) -> Failure {
     }
 }
 
-/// JSON text of a value, by the engine's `JSON.stringify`.
-pub fn json_text(value: &impl ToJson) -> Result<String, String> {
-    js_sys::JSON::stringify(&super::json_to_js(&value.to_json()))
-        .map(String::from)
-        .map_err(|e| JsFailure::from(e).to_string())
+/// JSON text of a value, written by the core (one string for the body).
+pub fn json_text(value: &impl ToJson) -> String {
+    super::json_text(&value.to_json())
 }
 
 /// A response body read with `JSON.parse` and decoded without serde_json.
@@ -122,7 +120,7 @@ pub fn command_request(
     for (name, value) in headers.iter() {
         builder = builder.header(name, value);
     }
-    let body = json_text(&c.body).map_err(Failure::NeverSent)?;
+    let body = super::json_text(&c.body);
     builder
         .body(body)
         .map_err(|e| Failure::NeverSent(e.to_string()))
@@ -235,10 +233,9 @@ pub async fn confirm_with_gateway(
     } else {
         (query.count_path(), json_text(&query.condition()))
     };
-    let (path, body) = match (path, body) {
-        (Ok(p), Ok(b)) => (p, b),
-        (Err(e), _) => return ConfirmAnswer::Unavailable(e.to_string()),
-        (_, Err(e)) => return ConfirmAnswer::Unavailable(e),
+    let path = match path {
+        Ok(p) => p,
+        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
     };
     let mut builder = RequestBuilder::new(&url(base_url, &path))
         .method(Method::POST)

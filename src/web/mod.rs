@@ -70,6 +70,20 @@ pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
     json_to_js(&value.to_json())
 }
 
+/// Free-form JSON as JSON text, for what crosses as one string (records
+/// in string stores, request bodies); numbers that are not integers get
+/// the engine's text (`Number.prototype.toString`, what `JSON.stringify`
+/// writes), so the module carries no float printing for them.
+pub fn json_text(value: &JsonValue) -> String {
+    value.to_json_text(|f, out| {
+        out.push_str(&String::from(
+            js_sys::Number::from(f)
+                .to_string_with_radix(10)
+                .unwrap_or_else(|_| js_sys::JsString::from("null")),
+        ))
+    })
+}
+
 /// Free-form JSON as a plain JS value, through serde-wasm-bindgen.
 pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();

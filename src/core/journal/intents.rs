@@ -428,9 +428,19 @@ impl<S: IntentStore> Journal<S> {
     /// Every intent, oldest first, with what had to be quarantined.
     pub async fn list(&self) -> Result<Listing, JournalError> {
         let mut listing = self.store.list(&self.namespace).await?;
-        listing
-            .records
-            .sort_by(|a, b| (a.created_at, &a.intent_id).cmp(&(b.created_at, &b.intent_id)));
+        let order = crate::core::order::ascending(
+            listing
+                .records
+                .iter()
+                // i64 to u64 keeping the order (the sign bit flipped).
+                .map(|r| ((r.created_at as u64) ^ (1 << 63), r.intent_id.as_str()))
+                .collect(),
+        );
+        let mut slots: Vec<Option<IntentRecord>> = std::mem::take(&mut listing.records)
+            .into_iter()
+            .map(Some)
+            .collect();
+        listing.records = order.into_iter().filter_map(|i| slots[i].take()).collect();
         Ok(listing)
     }
 

@@ -65,6 +65,119 @@ impl JsonValue {
     pub fn is_empty_object(&self) -> bool {
         matches!(self, JsonValue::Null) || matches!(self, JsonValue::Object(e) if e.is_empty())
     }
+
+    /// The JSON text of the value, keys in their order, no whitespace: what
+    /// `JSON.parse` reads back as the value `JSON.stringify` would have
+    /// written (a number that is not finite is `null`). Written here rather
+    /// than by the engine so a record or a body crosses into JS as one
+    /// string, not as an object built field by field. `float` writes the
+    /// finite non-integral numbers: [`float_text`], or the engine's own
+    /// text in a module that would otherwise carry no float printing.
+    pub fn to_json_text(&self, float: FloatText) -> String {
+        let mut out = String::with_capacity(256);
+        self.write_text::<false>(&mut out, float);
+        out
+    }
+
+    /// Writes the text: `CANONICAL` sorts object keys and keeps the
+    /// fingerprints' `{:?}` text for numbers that are not finite (a const,
+    /// so a module that never fingerprints carries no sort).
+    pub(crate) fn write_text<const CANONICAL: bool>(&self, out: &mut String, float: FloatText) {
+        use std::fmt::Write;
+        match self {
+            JsonValue::Null => out.push_str("null"),
+            JsonValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            JsonValue::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            JsonValue::UInt(u) => {
+                let _ = write!(out, "{u}");
+            }
+            JsonValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+                // 2.0 and 2 are the same JSON number to JavaScript.
+                let _ = write!(out, "{}", *f as i64);
+            }
+            JsonValue::Float(f) if !CANONICAL && !f.is_finite() => out.push_str("null"),
+            JsonValue::Float(f) => float(*f, out),
+            JsonValue::String(s) => write_string(s, out),
+            JsonValue::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write_text::<CANONICAL>(out, float);
+                }
+                out.push(']');
+            }
+            JsonValue::Object(entries) => {
+                out.push('{');
+                let mut entry = |n: usize, (k, v): &(String, JsonValue)| {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    write_string(k, out);
+                    out.push(':');
+                    v.write_text::<CANONICAL>(out, float);
+                };
+                if CANONICAL {
+                    let keys = entries.iter().map(|(k, _)| (0, k.as_str())).collect();
+                    for (n, i) in crate::core::order::ascending(keys).into_iter().enumerate() {
+                        entry(n, &entries[i]);
+                    }
+                } else {
+                    for (n, e) in entries.iter().enumerate() {
+                        entry(n, e);
+                    }
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+/// How a number that is not an integer is written into JSON text.
+pub type FloatText = fn(f64, &mut String);
+
+/// A non-integral number as `{:?}` writes it (the fingerprints stored
+/// before this function kept that text), without `Debug`: the shipped
+/// module is built with `-Zfmt-debug=none`, where `{:?}` writes nothing.
+/// Debug prints the shortest round-trip digits, in exponent form outside
+/// 1e-4 ≤ |f| < 1e16, and always with a `.` otherwise: JSON for every
+/// finite number.
+pub fn float_text(f: f64, out: &mut String) {
+    use std::fmt::Write;
+    let magnitude = f.abs();
+    if f.is_finite() && magnitude != 0.0 && !(1e-4..1e16).contains(&magnitude) {
+        let _ = write!(out, "{f:e}");
+        return;
+    }
+    let start = out.len();
+    let _ = write!(out, "{f}");
+    if f.is_finite() && !out[start..].contains('.') {
+        out.push_str(".0");
+    }
+}
+
+fn write_string(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                out.push_str("\\u00");
+                out.push(HEX[c as usize >> 4] as char);
+                out.push(HEX[c as usize & 15] as char);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 impl Serialize for JsonValue {
@@ -217,5 +330,131 @@ mod tests {
         assert!(read(100_000).is_err(), "refused, not a stack overflow");
         // The counter is back at zero after a refusal.
         assert!(read(MAX_NESTING as usize).is_ok());
+    }
+
+    /// What the text must read back as: integral floats are integers to
+    /// JSON readers, and a number that is not finite is `null`.
+    fn as_read_back(value: &JsonValue) -> JsonValue {
+        match value {
+            JsonValue::Float(f) if !f.is_finite() => JsonValue::Null,
+            JsonValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+                JsonValue::Int(*f as i64)
+            }
+            JsonValue::Array(items) => JsonValue::Array(items.iter().map(as_read_back).collect()),
+            JsonValue::Object(entries) => JsonValue::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), as_read_back(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    #[test]
+    fn json_text_keeps_key_order_and_writes_what_json_cannot_carry_as_null() {
+        let value = JsonValue::Object(vec![
+            ("z".into(), JsonValue::Float(f64::NAN)),
+            ("a".into(), JsonValue::Float(2.0)),
+            ("q\"\u{1}\n".into(), JsonValue::Float(-1.5e-7)),
+            ("big".into(), JsonValue::UInt(u64::MAX)),
+        ]);
+        assert_eq!(
+            value.to_json_text(float_text),
+            r#"{"z":null,"a":2,"q\"\u0001\n":-1.5e-7,"big":18446744073709551615}"#
+        );
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod property {
+        use super::{as_read_back, float_text, JsonValue};
+        use proptest::prelude::*;
+
+        fn any_json() -> impl Strategy<Value = JsonValue> {
+            let leaf = prop_oneof![
+                Just(JsonValue::Null),
+                any::<bool>().prop_map(JsonValue::Bool),
+                any::<i64>().prop_map(JsonValue::Int),
+                (i64::MAX as u64 + 1..=u64::MAX).prop_map(JsonValue::UInt),
+                any::<f64>().prop_map(JsonValue::Float),
+                any::<u64>().prop_map(|bits| JsonValue::Float(f64::from_bits(bits))),
+                any::<String>().prop_map(JsonValue::String),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..6).prop_map(JsonValue::Array),
+                    proptest::collection::vec((any::<String>(), inner), 0..6)
+                        .prop_map(JsonValue::Object),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2_000))]
+            /// Any value's text is JSON that reads back as the value, in its key order.
+            #[test]
+            fn json_text_reads_back_as_the_value(value in any_json()) {
+                let text = value.to_json_text(float_text);
+                let back: JsonValue = serde_json::from_str(&text).unwrap();
+                prop_assert_eq!(as_read_back(&back), as_read_back(&value), "{}", text);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod float_text {
+    use super::float_text;
+
+    fn text(f: f64) -> String {
+        let mut out = String::new();
+        float_text(f, &mut out);
+        out
+    }
+
+    #[test]
+    fn floats_are_written_as_debug_writes_them() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            0.1,
+            0.2 + 0.1,
+            1e-4,
+            9.999e-5,
+            1e-5,
+            1.5e-7,
+            1e15 + 0.5,
+            9.999_999_999_999_998e15,
+            1e16,
+            1.5e16,
+            1e21,
+            1e300,
+            5e-324,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            -1e-7,
+            -2.5e22,
+            123.456,
+            std::f64::consts::PI,
+            1e16 - 2.0,
+            1e-4 * 1.000_000_1,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        // And a spread over the exponents: a hundred thousand deterministic values.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x));
+        }
+        for f in values {
+            assert_eq!(text(f), format!("{f:?}"), "bits {:#x}", f.to_bits());
+        }
     }
 }

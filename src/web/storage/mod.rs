@@ -70,12 +70,11 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
     R::from_json(json).map_err(|e| RecordError::Corrupt(e.to_string()))
 }
 
-/// A record as JSON text (localStorage, adapters).
-pub fn record_to_text<R: StoredRecord>(record: &R) -> Result<String, StoreError> {
-    let value = record_to_js(record)?;
-    js_sys::JSON::stringify(&value)
-        .map(String::from)
-        .map_err(|e| unavailable(e.into(), true))
+/// A record as JSON text (localStorage, adapters), written by the core:
+/// one string crosses into JS, not an object built field by field and then
+/// stringified.
+pub fn record_to_text<R: StoredRecord>(record: &R) -> String {
+    super::json_text(&record.to_json())
 }
 
 /// A record from JSON text.

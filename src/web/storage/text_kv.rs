@@ -111,7 +111,7 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
         let key = key_of(R::KIND, record.namespace(), record.id());
         let next = next_revision(record);
-        let text = record_to_text(&next)?;
+        let text = record_to_text(&next);
         match self
             .kv
             .compare_and_set(&key, record.revision(), &text)
