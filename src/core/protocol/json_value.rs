@@ -332,25 +332,6 @@ mod tests {
         assert!(read(MAX_NESTING as usize).is_ok());
     }
 
-    /// What the text must read back as: integral floats are integers to
-    /// JSON readers, and a number that is not finite is `null`.
-    fn as_read_back(value: &JsonValue) -> JsonValue {
-        match value {
-            JsonValue::Float(f) if !f.is_finite() => JsonValue::Null,
-            JsonValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
-                JsonValue::Int(*f as i64)
-            }
-            JsonValue::Array(items) => JsonValue::Array(items.iter().map(as_read_back).collect()),
-            JsonValue::Object(entries) => JsonValue::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), as_read_back(v)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
-    }
-
     #[test]
     fn json_text_keeps_key_order_and_writes_what_json_cannot_carry_as_null() {
         let value = JsonValue::Object(vec![
@@ -367,8 +348,29 @@ mod tests {
 
     #[cfg(not(target_arch = "wasm32"))]
     mod property {
-        use super::{as_read_back, float_text, JsonValue};
+        use super::{float_text, JsonValue};
         use proptest::prelude::*;
+
+        /// What the text must read back as: integral floats are integers to
+        /// JSON readers, and a number that is not finite is `null`.
+        fn as_read_back(value: &JsonValue) -> JsonValue {
+            match value {
+                JsonValue::Float(f) if !f.is_finite() => JsonValue::Null,
+                JsonValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+                    JsonValue::Int(*f as i64)
+                }
+                JsonValue::Array(items) => {
+                    JsonValue::Array(items.iter().map(as_read_back).collect())
+                }
+                JsonValue::Object(entries) => JsonValue::Object(
+                    entries
+                        .iter()
+                        .map(|(k, v)| (k.clone(), as_read_back(v)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        }
 
         fn any_json() -> impl Strategy<Value = JsonValue> {
             let leaf = prop_oneof![
