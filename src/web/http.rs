@@ -2,7 +2,8 @@
 //! stream (elements handed on as their bytes arrive), and the confirm
 //! queries against the event history.
 
-use gloo_net::http::{Method, Request, RequestBuilder, Response};
+use gloo_net::http::{Request, Response};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -14,6 +15,41 @@ use crate::core::protocol::{
     CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
     ToJson,
 };
+
+#[wasm_bindgen(module = "/src/web/network.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = gatewayRequest, catch)]
+    fn gateway_request(
+        url: &str,
+        method: &str,
+        headers: &str,
+        body: &str,
+        signal: Option<&web_sys::AbortSignal>,
+    ) -> Result<web_sys::Request, JsValue>;
+}
+
+/// A request built in one call into JS (not a builder call per header),
+/// sent by gloo-net; the headers were checked by [`CommandHeaders`].
+fn request(
+    url: &str,
+    method: &str,
+    headers: &CommandHeaders,
+    body: &str,
+    signal: Option<&web_sys::AbortSignal>,
+) -> Result<Request, String> {
+    let mut lines = String::with_capacity(512);
+    for (name, value) in headers.iter() {
+        if !lines.is_empty() {
+            lines.push('\n');
+        }
+        lines.push_str(name);
+        lines.push('\n');
+        lines.push_str(value);
+    }
+    gateway_request(url, method, &lines, body, signal)
+        .map(Request::from)
+        .map_err(|e| JsFailure::from(e).to_string())
+}
 
 /// Why an attempt produced no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,8 +121,15 @@ pub fn command_request(
     let c = &record.command;
     let mut headers = CommandHeaders::new();
     let never = |e: &dyn std::fmt::Display| Failure::NeverSent(e.to_string());
+    let accept = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     headers
-        .set(names::REQUEST_ID, &record.request_id)
+        .set(names::CONTENT_TYPE, "application/json")
+        .and_then(|h| h.set(names::ACCEPT, accept))
+        .and_then(|h| h.set(names::REQUEST_ID, &record.request_id))
         .and_then(|h| h.set(names::AGGREGATE_ID, &record.aggregate.aggregate_id))
         .and_then(|h| h.wait_plan(&c.wait.plan(), legacy_timeout))
         .map_err(|e| never(&e))?;
@@ -98,32 +141,19 @@ pub fn command_request(
     for (name, value) in c.headers.iter().chain(extra) {
         headers.set(name, value).map_err(|e| never(&e))?;
     }
-    let method = match c.method.to_ascii_uppercase().as_str() {
-        "POST" => Method::POST,
-        "PUT" => Method::PUT,
-        "PATCH" => Method::PATCH,
-        "DELETE" => Method::DELETE,
-        other => return Err(Failure::NeverSent(format!("unsupported method {other}"))),
-    };
-    let mut builder = RequestBuilder::new(&url(base_url, &c.path))
-        .method(method)
-        .abort_signal(Some(signal))
-        .header(names::CONTENT_TYPE, "application/json")
-        .header(
-            names::ACCEPT,
-            if stream {
-                "text/event-stream"
-            } else {
-                "application/json"
-            },
-        );
-    for (name, value) in headers.iter() {
-        builder = builder.header(name, value);
+    let method = c.method.to_ascii_uppercase();
+    if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
+        return Err(Failure::NeverSent(format!("unsupported method {method}")));
     }
     let body = super::json_text(&c.body);
-    builder
-        .body(body)
-        .map_err(|e| Failure::NeverSent(e.to_string()))
+    request(
+        &url(base_url, &c.path),
+        &method,
+        &headers,
+        &body,
+        Some(signal),
+    )
+    .map_err(Failure::NeverSent)
 }
 
 fn retry_after(response: &Response) -> Option<u64> {
@@ -237,16 +267,20 @@ pub async fn confirm_with_gateway(
         Ok(p) => p,
         Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
     };
-    let mut builder = RequestBuilder::new(&url(base_url, &path))
-        .method(Method::POST)
-        .header(names::CONTENT_TYPE, "application/json")
-        .header(names::ACCEPT, "application/json");
+    let mut headers = CommandHeaders::new();
+    let mut checked = headers
+        .set(names::CONTENT_TYPE, "application/json")
+        .and_then(|h| h.set(names::ACCEPT, "application/json"))
+        .map(drop);
     for (name, value) in extra {
-        builder = builder.header(name, value);
+        checked = checked.and_then(|()| headers.set(name, value).map(drop));
     }
-    let response = match builder.body(body) {
+    if let Err(e) = checked {
+        return ConfirmAnswer::Unavailable(e.to_string());
+    }
+    let response = match request(&url(base_url, &path), "POST", &headers, &body, None) {
         Ok(request) => request.send().await,
-        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+        Err(e) => return ConfirmAnswer::Unavailable(e),
     };
     let response = match response {
         Ok(r) if r.ok() => r,

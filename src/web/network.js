@@ -1,4 +1,5 @@
-// `navigator.onLine` and the `online` event (src/web/network.rs).
+// `navigator.onLine` and the `online` event (src/web/network.rs), and the
+// requests sent over the network (src/web/http.rs).
 
 // Whether the runtime reports being online; runtimes without `navigator.onLine`
 // (Node, edge runtimes) always are.
@@ -19,4 +20,14 @@ export function whenOnline() {
 export function onOnline(f) {
   globalThis.addEventListener?.("online", f);
   return () => globalThis.removeEventListener?.("online", f);
+}
+
+// A request to the gateway, built in one call (src/web/http.rs): `headers`
+// is "name\nvalue\nname\nvalue…" (names are tokens and values hold no line
+// breaks, both checked in Rust), later names replacing earlier ones.
+export function gatewayRequest(url, method, headers, body, signal) {
+  const h = new Headers();
+  const parts = headers ? headers.split("\n") : [];
+  for (let i = 0; i + 1 < parts.length; i += 2) h.set(parts[i], parts[i + 1]);
+  return new Request(url, { method, headers: h, body, signal: signal ?? undefined });
 }

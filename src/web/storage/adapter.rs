@@ -32,14 +32,23 @@ pub struct AdapterKv {
     raw: js_sys::Object,
     /// Each operation's bound (0: none).
     timeout_ms: u32,
+    /// The built-in stores (localStorage, memory) answer synchronously and
+    /// are ours: called directly, with no promise, deadline or message.
+    immediate: bool,
 }
 
 fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
     crate::web::guard::get(raw, name).and_then(|f| crate::web::guard::function(&f))
 }
 
-/// Wraps an adapter object, checking it has the required methods.
-pub fn open(raw: js_sys::Object, timeout_ms: u32) -> Result<AdapterStore, StoreError> {
+/// Wraps an adapter object, checking it has the required methods;
+/// `immediate` for the built-in stores of the same contract
+/// (`src/web/storage/builtin_kv.js`), whose every method answers at once.
+pub fn open(
+    raw: js_sys::Object,
+    timeout_ms: u32,
+    immediate: bool,
+) -> Result<AdapterStore, StoreError> {
     for name in ["get", "set", "delete", "list"] {
         if method(&raw, name).is_none() {
             return Err(StoreError::Unavailable {
@@ -48,7 +57,11 @@ pub fn open(raw: js_sys::Object, timeout_ms: u32) -> Result<AdapterStore, StoreE
             });
         }
     }
-    Ok(TextStore::new(AdapterKv { raw, timeout_ms }))
+    Ok(TextStore::new(AdapterKv {
+        raw,
+        timeout_ms,
+        immediate,
+    }))
 }
 
 impl AdapterKv {
@@ -67,6 +80,12 @@ impl AdapterKv {
             kind: Unavailable::Missing,
             detail: format!("the storage adapter has no `{name}` method"),
         })?;
+        if self.immediate {
+            let args: js_sys::Array = args.iter().collect();
+            return f
+                .apply(&self.raw, &args)
+                .map_err(|e| unavailable(JsFailure::from(e), writing));
+        }
         let args: Vec<&JsValue> = args.iter().collect();
         let what = format!("the storage adapter's {name}()");
         call_and_await(&f, &self.raw, &args, self.timeout_ms, &what)

@@ -135,12 +135,12 @@ impl AnyStore {
                     });
                 }
                 Ok(AnyStore::Text {
-                    store: adapter::open(kv.unchecked_into(), 0)?,
+                    store: adapter::open(kv.unchecked_into(), 0, true)?,
                     exclusive: false,
                 })
             }
             Some("memory") => Ok(AnyStore::Text {
-                store: adapter::open(memory_kv().unchecked_into(), 0)?,
+                store: adapter::open(memory_kv().unchecked_into(), 0, true)?,
                 exclusive: true,
             }),
             Some(other) => Err(StoreError::Unavailable {
@@ -150,7 +150,7 @@ impl AnyStore {
                 ),
             }),
             None => {
-                let store = adapter::open(storage.clone().unchecked_into(), callback_timeout_ms)?;
+                let store = adapter::open(storage.clone().unchecked_into(), callback_timeout_ms, false)?;
                 let exclusive = store.kv().is_atomic();
                 Ok(AnyStore::Text { store, exclusive })
             }
