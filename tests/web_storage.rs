@@ -10,7 +10,8 @@ use wasm_bindgen_test::*;
 use wow_command_client::core::journal::{
     IntentRecord, Journal, JournalError, RecordStore, SeededRandom, StoreError, Unavailable,
 };
-use wow_command_client::web::locks::{try_lock, Announcer, LockAttempt};
+use wow_command_client::web::channel::Announcer;
+use wow_command_client::web::locks::{try_lock, LockAttempt};
 use wow_command_client::web::storage::{indexed_db, AnyStore, IndexedDbStore};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -203,11 +204,14 @@ async fn state_changes_reach_other_contexts() {
     let ns = unique("bc");
     let received = next_message(&format!("wow-command-client/{ns}"));
     let announcer = Announcer::open(&ns);
-    announcer.post(&JsValue::from_str("intent-1:succeeded"));
+    announcer.announce("intent-1", "succeeded", 3);
     let message = wasm_bindgen_futures::JsFuture::from(received)
         .await
         .unwrap();
-    assert_eq!(message.as_string().as_deref(), Some("intent-1:succeeded"));
+    let field = |name: &str| js_sys::Reflect::get(&message, &name.into()).unwrap();
+    assert_eq!(field("intentId").as_string().as_deref(), Some("intent-1"));
+    assert_eq!(field("state").as_string().as_deref(), Some("succeeded"));
+    assert_eq!(field("revision").as_f64(), Some(3.0));
 }
 
 #[wasm_bindgen_test]

@@ -13,8 +13,9 @@ use crate::core::machine::{MachineConfig, Outcome, Status};
 use crate::core::protocol::{
     CommandStage, ErrorCode, ErrorInfo, JsonValue, ObjectWriter, StreamElement,
 };
+use crate::web::channel::Announcer;
 use crate::web::driver::{busy, Client};
-use crate::web::locks::{try_lock, Announcer, LockAttempt, PendingLock};
+use crate::web::locks::{try_lock, LockAttempt, PendingLock};
 use crate::web::network::OnlineListener;
 use crate::web::random::CryptoRandom;
 use crate::web::storage::{indexed_db, AnyStore};

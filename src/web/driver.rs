@@ -4,8 +4,9 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::channel::Announcer;
 use super::http::{self, Answer, Failure};
-use super::locks::{Announcer, IntentLock, LockAttempt, PendingLock};
+use super::locks::{IntentLock, LockAttempt, PendingLock};
 use super::network;
 use super::random::random_u64;
 use super::storage::AnyStore;
@@ -90,12 +91,8 @@ impl Client {
     }
 
     fn announce(&self, record: &IntentRecord) {
-        let announcement = ObjectWriter::new()
-            .put("intentId", &record.intent_id)
-            .put("state", &record.state)
-            .put("revision", &record.revision)
-            .done();
-        self.announcer.post(&json_to_js(&announcement));
+        self.announcer
+            .announce(&record.intent_id, record.state.as_str(), record.revision);
     }
 
     /// Drives one intent to an outcome; stream elements go to `on_element`

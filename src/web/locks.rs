@@ -1,5 +1,4 @@
-//! One driver per intent across tabs and workers (Web Locks), and state
-//! announcements to other tabs (BroadcastChannel).
+//! One driver per intent across tabs and workers (Web Locks).
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -12,14 +11,6 @@ extern "C" {
     fn lock_try(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = lockWait)]
     fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = channelOpen)]
-    fn channel_open(name: &str) -> JsValue;
-    #[wasm_bindgen(js_name = channelPost)]
-    fn channel_post(channel: &JsValue, message: &JsValue);
-    #[wasm_bindgen(js_name = channelListen)]
-    fn channel_listen(channel: &JsValue, callback: &js_sys::Function);
-    #[wasm_bindgen(js_name = channelClose)]
-    fn channel_close(channel: &JsValue);
 }
 
 /// The lock name of an intent.
@@ -69,22 +60,23 @@ pub async fn wait_lock(
 
 /// An intent lock asked for and perhaps not granted yet. The Locks API
 /// queues the request when it is made, so whoever asks later waits behind
-/// it; the answer can be collected later, off the critical path.
+/// it; the answer can be collected later, off the critical path (the
+/// promise becomes a future only then, so nothing of it runs before a send).
 #[derive(Debug)]
-pub struct PendingLock(JsFuture);
+pub struct PendingLock(js_sys::Promise);
 
 impl PendingLock {
     /// Asks for the lock now, to be granted within `timeout_ms`.
     pub fn request(namespace: &str, intent_id: &str, timeout_ms: u64) -> PendingLock {
-        PendingLock(JsFuture::from(lock_wait(
+        PendingLock(lock_wait(
             &lock_name(namespace, intent_id),
             timeout_ms as f64,
-        )))
+        ))
     }
 
     /// The answer: held, busy (not granted in time) or unsupported.
     pub async fn granted(self) -> Result<LockAttempt, JsFailure> {
-        Ok(attempt_from(self.0.await?))
+        Ok(attempt_from(JsFuture::from(self.0).await?))
     }
 }
 
@@ -97,40 +89,5 @@ pub(crate) fn attempt_from(value: JsValue) -> LockAttempt {
         LockAttempt::Held(IntentLock {
             release: value.unchecked_into(),
         })
-    }
-}
-
-/// Announces intent changes to other tabs of the same origin.
-#[derive(Debug)]
-pub struct Announcer {
-    raw: JsValue,
-    _listener: Option<Closure<dyn FnMut(JsValue)>>,
-}
-
-impl Announcer {
-    /// Opens the channel of `namespace` (a no-op where BroadcastChannel is missing).
-    pub fn open(namespace: &str) -> Announcer {
-        Announcer {
-            raw: channel_open(&format!("wow-command-client/{namespace}")),
-            _listener: None,
-        }
-    }
-
-    /// Posts a message (a structured-clonable value).
-    pub fn post(&self, message: &JsValue) {
-        channel_post(&self.raw, message);
-    }
-
-    /// Calls `callback` with every message other contexts post.
-    pub fn listen(&mut self, callback: impl FnMut(JsValue) + 'static) {
-        let closure = Closure::<dyn FnMut(JsValue)>::new(callback);
-        channel_listen(&self.raw, closure.as_ref().unchecked_ref());
-        self._listener = Some(closure);
-    }
-}
-
-impl Drop for Announcer {
-    fn drop(&mut self) {
-        channel_close(&self.raw);
     }
 }

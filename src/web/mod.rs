@@ -3,6 +3,8 @@
 //! `{ name, message }`.
 
 #[cfg(feature = "client")]
+pub mod channel;
+#[cfg(feature = "client")]
 pub mod driver;
 #[cfg(feature = "consumer")]
 pub mod effects;
