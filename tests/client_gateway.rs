@@ -239,6 +239,29 @@ async fn an_answer_for_another_request_is_never_taken_as_this_intents() {
     }
 }
 
+/// A header value from `headers()` with a line break in it is refused
+/// before anything is sent: requests are built from one header string split
+/// at line breaks in JS, so a value that held one could add a header.
+#[wasm_bindgen_test]
+async fn a_header_value_with_a_line_break_never_leaves() {
+    let options = js(
+        json!({"baseUrl": base(), "storage": "memory", "namespace": unique("crlf"), "timeoutMs": 5000}),
+    );
+    let headers = js_sys::Function::new_no_args("return { 'X-Trace': 'a\\r\\nX-Injected: 1' };");
+    js_sys::Reflect::set(&options, &"headers".into(), &headers).unwrap();
+    let c = WowClient::open(options).await.unwrap();
+    let id = unique("crlf");
+    let o = &rust(&settle(c.send(create(&id), None)).await.unwrap());
+    assert_eq!(o["status"], "rejected", "{o}");
+    assert_eq!(o["appended"], false, "{o}");
+    let msg = o["error"]["errorMsg"].as_str().unwrap_or_default();
+    assert!(msg.contains("X-Trace"), "{o}");
+    assert_eq!(
+        stored("account", &id, o["requestId"].as_str().unwrap()).await,
+        0
+    );
+}
+
 /// `headers` that never settles ends the call within `callbackTimeoutMs`:
 /// nothing was sent, the error says why, the journal records it, and the
 /// same client's next command succeeds.
