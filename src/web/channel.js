@@ -10,8 +10,10 @@ export function channelOpen(name) {
 
 // An intent's state for other tabs, `{ intentId, state, revision }`, posted
 // once the current task's work is done: a state written just before a send
-// is announced after the request has left, not before it. A channel closed
-// meanwhile (the client freed) posts nothing.
+// is announced after the request has left, not before it. Not in a later
+// task: a Service Worker may be stopped once its event's work settles, and
+// its last announcement would be lost. A channel closed meanwhile (the
+// client freed) posts nothing.
 export function channelAnnounce(channel, intentId, state, revision) {
   if (channel) queueMicrotask(() => { try { channel.postMessage({ intentId, state, revision }); } catch {} });
 }

@@ -23,11 +23,11 @@ export function onOnline(f) {
 }
 
 // A request to the gateway, built in one call (src/web/http.rs): `headers`
-// is "name\nvalue\nname\nvalue…" (names are tokens and values hold no line
-// breaks, both checked in Rust), later names replacing earlier ones.
+// is "name\nvalue\nname\nvalue…" (names are distinct tokens and values hold
+// no line breaks, both checked in Rust).
 export function gatewayRequest(url, method, headers, body, signal) {
-  const h = new Headers();
+  const h = Object.create(null); // a "__proto__" header is a header
   const parts = headers ? headers.split("\n") : [];
-  for (let i = 0; i + 1 < parts.length; i += 2) h.set(parts[i], parts[i + 1]);
+  for (let i = 0; i + 1 < parts.length; i += 2) h[parts[i]] = parts[i + 1];
   return new Request(url, { method, headers: h, body, signal: signal ?? undefined });
 }
