@@ -293,7 +293,7 @@ impl IntentMachine {
 
     /// Whether the drive is over.
     pub fn is_done(&self) -> bool {
-        self.phase == Phase::Finished
+        matches!(self.phase, Phase::Finished)
     }
 
     /// The next effect to carry out.
@@ -312,7 +312,7 @@ impl IntentMachine {
 
     /// Starts (or resumes) the drive from the record's state.
     pub fn start(&mut self, now: i64) {
-        if self.phase != Phase::Idle {
+        if !matches!(self.phase, Phase::Idle) {
             return;
         }
         match self.record.state {
