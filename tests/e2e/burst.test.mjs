@@ -55,6 +55,16 @@ test("writes that fall due together share a transaction, and each keeps its own 
       idbCas(db, "intents", "k0", 2, rec(3, "y"), false),
       idbCas(db, "intents", "k0", 2, rec(3, "stale"), true),
     ]);
+    // A relaxed write queued behind a batch in flight answers only once its
+    // own batch's transaction carries it, before its read and put have run;
+    // a read asked for then is ordered after it and sees it.
+    let answeredAt = 0, committedAt = 0;
+    const inFlight = idbCas(db, "intents", "k2", 1, rec(2, "s"), true);
+    const relaxed = idbCas(db, "intents", "k1", 1, rec(2, "r"), false).then(() => { answeredAt = performance.now(); });
+    const strictMate = idbCas(db, "intents", "k3", 1, rec(2, "t"), true).then(() => { committedAt = performance.now(); });
+    await relaxed;
+    const readAfterRelaxed = (await idbGet(db, "intents", "k1"))?.n;
+    await Promise.all([inFlight, strictMate]);
     // A value the store cannot clone fails alone; its batch-mates commit.
     const mixed = await Promise.allSettled([
       idbCas(db, "intents", "bad", 0, { revision: 1, f: () => 1 }, true),
@@ -63,12 +73,15 @@ test("writes that fall due together share a transaction, and each keeps its own 
     IDBDatabase.prototype.transaction = original;
     const stored = await Promise.all(["k0", "k199", "same", "good", "bad"].map((k) => idbGet(db, "intents", k)));
     db.close();
-    return { firsts, burstTransactions, race, chain, mixed: mixed.map((m) => m.status === "fulfilled" ? m.value : m.reason.name), stored };
+    return { firsts, burstTransactions, race, chain, readAfterRelaxed, relaxedFirst: answeredAt <= committedAt,
+      mixed: mixed.map((m) => m.status === "fulfilled" ? m.value : m.reason.name), stored };
   }, [idbModule, unique("wow-command-client/group-commit")]);
   assert.ok(r.firsts.every((f) => f === null), "every first write succeeded");
   assert.ok(r.burstTransactions < 20, `200 writes in ${r.burstTransactions} transactions`);
   assert.deepEqual(r.race.slice().sort(), [1, null].sort(), "one wins, one meets revision 1");
   assert.deepEqual(r.chain, [null, null, 3], "the chain runs in order; the stale write meets revision 3");
+  assert.equal(r.readAfterRelaxed, "r", "a read after a relaxed write's answer sees it");
+  assert.ok(r.relaxedFirst, "the relaxed write answered before its strict batch-mate's commit");
   assert.deepEqual(r.mixed, ["DataCloneError", null]);
   assert.deepEqual(r.stored.map((s) => s && s.n), ["y", 199, r.race[0] === null ? "a" : "b", "g", null]);
 });

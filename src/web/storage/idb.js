@@ -71,7 +71,13 @@ export async function idbGet(db, area, key) {
 // write starts at once; a burst of intents costs one commit per batch
 // instead of one per write. Returns null on success, or the revision found
 // (-1 when absent) when it did not match `expected`. A strict (`flush`)
-// write resolves once its batch is committed, a relaxed one once queued.
+// write resolves once its batch is committed; a relaxed one as soon as its
+// batch's transaction carries it, before its own read and put: every later
+// transaction on this connection, a read included, is ordered after it.
+// What a relaxed write could still refuse (a conflict with another writer,
+// which the intent's lock rules out) goes unreported; the record then keeps
+// the other writer's state, and the next drive confirms it against history,
+// as after a crash.
 const queues = new WeakMap(); // db -> { busy, ops: [] }
 
 export function idbCas(db, area, key, expected, value, flush) {
@@ -122,13 +128,12 @@ function commit(db, q) {
 
 function casInBatch(t, op, outcome, finish) {
   const store = t.objectStore(op.area);
+  if (!op.flush) op.resolve(null);
   // A first write only needs to know the key is free: its key, not the
   // record (no structured-clone read of a value it will not use).
   const fresh = op.expected === 0 && typeof store.getKey === "function";
   const refuse = (found) => {
     outcome.set(op, found);
-    // A refusal changes nothing: it can be answered before the commit.
-    if (!op.flush) op.resolve(found);
     finish();
   };
   const get = fresh ? store.getKey(op.key) : store.get(op.key);
@@ -149,7 +154,8 @@ function casInBatch(t, op, outcome, finish) {
     try {
       put = store.put(op.value, op.key);
     } catch (e) {
-      // A value the store cannot take (DataCloneError) fails its own write only.
+      // A value the store cannot take (DataCloneError) fails its own write
+      // only (a strict one reports it; a relaxed one has answered already).
       outcome.set(op, e);
       op.reject(e);
       finish();
@@ -157,11 +163,6 @@ function casInBatch(t, op, outcome, finish) {
     }
     put.onsuccess = () => {
       outcome.set(op, null);
-      // A relaxed write resolves once it is queued: a later transaction on
-      // this store sees it (IndexedDB orders them), and losing it to a crash
-      // loses only bookkeeping the caller said may settle in the browser's
-      // own time.
-      if (!op.flush) op.resolve(null);
       finish();
     };
   };
