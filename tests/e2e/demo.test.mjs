@@ -43,7 +43,12 @@ async function openAccount(page) {
   const card = page.locator(".card").first();
   await card.locator("xpath=self::*[@data-status]").waitFor({ timeout: 20_000 });
   assert.equal(await card.getAttribute("data-status"), "succeeded");
-  return page.locator("[data-testid=account]").inputValue();
+  // The demo refreshes its account list after the card is done: the id is
+  // the card's, and the forms offer it once that refresh ran (reading the
+  // list at once raced the refresh and could return no account at all).
+  const id = (await card.locator("h3").textContent()).replace(/^Open account /, "");
+  await page.waitForFunction((id) => document.querySelector("[data-testid=account]").value === id, id, { timeout: 10_000 });
+  return id;
 }
 
 async function lastCard(page, status) {
