@@ -2,29 +2,23 @@
 // together share one transaction, and durability does not weaken: a page
 // killed in the middle of a burst leaves every intent the gateway received
 // in the journal, and resume() finishes them, one stream each.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { launchChromium } from "../support/browser.mjs";
-import { root, startGateway } from "../support/gateway.mjs";
+import { gatewayAndChromium, unique } from "../support/e2e.mjs";
+import { root } from "../support/gateway.mjs";
 
-let gateway, browser;
-before(async () => {
-  gateway = await startGateway({ www: true, quiet: true });
-  browser = await launchChromium();
-});
-after(async () => { await browser?.close(); await gateway?.stop(); });
+const env = gatewayAndChromium({ quiet: true });
 
 const snippets = readdirSync(join(root, "pkg/snippets"))[0];
 const idbModule = `/pkg/snippets/${snippets}/src/web/storage/idb.js`;
-const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
 /** The requestId of every stream the gateway holds for these accounts, from its query API. */
 async function requestIdsOf(accounts) {
   const ids = [];
   for (const id of accounts) {
-    const r = await fetch(`${gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
+    const r = await fetch(`${env.gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: id }, limit: 1000 }) });
     ids.push(...(await r.json()).map((s) => s.requestId));
   }
@@ -32,8 +26,8 @@ async function requestIdsOf(accounts) {
 }
 
 test("writes that fall due together share a transaction, and each keeps its own compare-and-swap", async () => {
-  const page = await browser.newPage();
-  await page.goto(`${gateway.base}/pkg/index.js`);
+  const page = await env.browser.newPage();
+  await page.goto(`${env.gateway.base}/pkg/index.js`);
   const r = await page.evaluate(async ([url, name]) => {
     const { idbOpen, idbCas, idbGet } = await import(url);
     const db = await idbOpen(name);
@@ -87,21 +81,21 @@ test("writes that fall due together share a transaction, and each keeps its own 
 });
 
 test("a page killed in the middle of a burst leaves every intent the gateway received in its journal", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("burst");
   const accounts = Array.from({ length: 10 }, () => unique("burst-acct"));
   const creates = new Set();
   for (const id of accounts) {
-    const r = await fetch(`${gateway.base}/account/create_account`, {
+    const r = await fetch(`${env.gateway.base}/account/create_account`, {
       method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
       body: JSON.stringify({ name: id, balance: 1_000_000 }) });
     assert.equal(r.status, 200);
     creates.add((await r.json()).requestId);
   }
   // Every command is held at the gateway after it arrives (the append still happens).
-  await gateway.faults("POST", { rules: accounts.map((id) => ({ match: { aggregateId: id }, fault: "delay", delayMs: 1500, times: 1000 })) });
+  await env.gateway.faults("POST", { rules: accounts.map((id) => ({ match: { aggregateId: id }, fault: "delay", delayMs: 1500, times: 1000 })) });
   const page = await context.newPage();
-  await page.goto(`${gateway.base}/pkg/index.js`);
+  await page.goto(`${env.gateway.base}/pkg/index.js`);
   await page.evaluate(async ([ns, accounts]) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
@@ -111,7 +105,7 @@ test("a page killed in the middle of a burst leaves every intent the gateway rec
   }, [ns, accounts]);
   // Kill the renderer once the gateway holds a good share of the burst.
   for (let i = 0; i < 200; i++) {
-    const { processing } = await gateway.faults("GET");
+    const { processing } = await env.gateway.faults("GET");
     if (processing >= 100) break;
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -119,14 +113,14 @@ test("a page killed in the middle of a burst leaves every intent the gateway rec
   // The crash ends the page; the CDP call itself may never answer.
   void cdp.send("Page.crash").catch(() => {});
   await new Promise((r) => setTimeout(r, 200));
-  await gateway.idle(120_000);
-  await gateway.faults("DELETE");
+  await env.gateway.idle(120_000);
+  await env.gateway.faults("DELETE");
 
   const received = (await requestIdsOf(accounts)).filter((rid) => !creates.has(rid));
   assert.ok(received.length > 0, "the gateway appended part of the burst before the kill");
 
   const again = await context.newPage();
-  await again.goto(`${gateway.base}/pkg/index.js`);
+  await again.goto(`${env.gateway.base}/pkg/index.js`);
   const after = await again.evaluate(async (ns) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();

@@ -2,23 +2,17 @@
 // across two tabs, a tab closed between its effect and the record, and a
 // localStorage that refuses writes. The page loads the built package the
 // way an app would (from /pkg/ on the gateway's origin).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launchChromium } from "../support/browser.mjs";
-import { startGateway } from "../support/gateway.mjs";
+import { gatewayAndChromium, unique } from "../support/e2e.mjs";
 
-let gateway, browser;
-before(async () => {
-  gateway = await startGateway({ www: true });
-  browser = await launchChromium();
-});
-after(async () => { await browser?.close(); await gateway?.stop(); });
+const env = gatewayAndChromium();
 
 /** A tab with the package loaded as `window.sdk`, and effects counted in `window.effects`. */
 async function tab(context) {
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));
-  await page.goto(`${gateway.base}/?noresume&noworker`);
+  await page.goto(`${env.gateway.base}/?noresume&noworker`);
   await page.evaluate(async () => {
     const sdk = await import("/pkg/consumer-web.js");
     await sdk.default();
@@ -28,10 +22,8 @@ async function tab(context) {
   return page;
 }
 
-const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
-
 test("two tabs delivering one identity at once: one runs it, the other waits on the lock and skips", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const [a, b] = [await tab(context), await tab(context)];
   const ns = unique("tabs");
   const deliver = (page) => page.evaluate(async (ns) => {
@@ -51,7 +43,7 @@ test("two tabs delivering one identity at once: one runs it, the other waits on 
 });
 
 test("a tab closed between the effect and its record: the next delivery reconciles at once (the lock is gone)", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("closed");
   const first = await tab(context);
   // The effect starts and never returns; the tab is closed meanwhile.
@@ -80,7 +72,7 @@ test("a tab closed between the effect and its record: the next delivery reconcil
 });
 
 test("a localStorage that refuses writes: the effect never runs", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await tab(context);
   const result = await page.evaluate(async () => {
     const consumer = await sdk.IdempotentConsumer.open({ storage: "localStorage", namespace: "full" });

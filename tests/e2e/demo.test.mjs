@@ -2,41 +2,28 @@
 // the test gateway, which serves the page and the built package. Each test
 // works in its own storage namespace; the gateway's history is checked
 // independently of the page.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { launchChromium } from "../support/browser.mjs";
-import { root, startGateway } from "../support/gateway.mjs";
+import { gatewayAndChromium, unique } from "../support/e2e.mjs";
+import { root } from "../support/gateway.mjs";
 
 const artifacts = join(root, "test-artifacts");
 mkdirSync(artifacts, { recursive: true });
-let gateway, base, browser;
-
-before(async () => {
-  gateway = await startGateway({ www: true });
-  base = gateway.base;
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  await gateway?.stop();
-});
-
-const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+const env = gatewayAndChromium();
 
 async function open(context, ns, extra = "") {
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("page error:", e.message));
   // The demo's Service Worker is left out here: its drives are tests/e2e/worker.test.mjs's.
-  await page.goto(`${base}/?ns=${ns}&noworker${extra}`);
+  await page.goto(`${env.gateway.base}/?ns=${ns}&noworker${extra}`);
   await page.waitForSelector("body[data-ready=true]", { timeout: 20_000 });
   return page;
 }
 
-const fault = (rule) => gateway.faults("POST", { rules: [rule] });
-const stored = (aggregateId, requestId) => gateway.stored("account", aggregateId, requestId);
+const fault = (rule) => env.gateway.faults("POST", { rules: [rule] });
+const stored = (aggregateId, requestId) => env.gateway.stored("account", aggregateId, requestId);
 
 async function openAccount(page) {
   await page.click("[data-testid=open]");
@@ -58,7 +45,7 @@ async function lastCard(page, status) {
 }
 
 test("a normal send fills the stage timeline as elements arrive", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await open(context, unique("normal"));
   const account = await openAccount(page);
   await page.click("[data-testid=lock]");
@@ -77,7 +64,7 @@ test("a normal send fills the stage timeline as elements arrive", async () => {
 });
 
 test("a response dropped after the append ends succeeded after confirmation, without a resend", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await open(context, unique("drop"));
   const account = await openAccount(page);
   await page.check("[data-testid=mode-json]");
@@ -96,7 +83,7 @@ test("a response dropped after the append ends succeeded after confirmation, wit
 });
 
 test("a reload mid-flight resumes the same requestId", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("reload");
   const page = await open(context, ns);
   const account = await openAccount(page);
@@ -111,14 +98,14 @@ test("a reload mid-flight resumes the same requestId", async () => {
   await card.waitFor();
   assert.equal(await card.getAttribute("data-status"), "succeeded");
   assert.equal(await card.getAttribute("data-request-id"), requestId);
-  await gateway.idle(); // the delayed first delivery lands (and is refused)
+  await env.gateway.idle(); // the delayed first delivery lands (and is refused)
   assert.equal(await stored(account, requestId), 1);
   await page.screenshot({ path: join(artifacts, "reloaded.png"), fullPage: true });
   await context.close();
 });
 
 test("with history unavailable the intent ends escalated, visibly, and a manual confirm settles it", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await open(context, unique("escalate"));
   const account = await openAccount(page);
   await page.check("[data-testid=mode-json]");
@@ -133,7 +120,7 @@ test("with history unavailable the intent ends escalated, visibly, and a manual 
   await row.waitFor();
   await page.screenshot({ path: join(artifacts, "escalated.png"), fullPage: true });
   const requestId = await card.getAttribute("data-request-id");
-  await gateway.faults("DELETE");
+  await env.gateway.faults("DELETE");
   // A manual confirm settles it at once. The client also asks again on its
   // own, with backoff, so on a slow machine the row may have settled first.
   const confirm = page.locator(`[data-testid=journal] tr[data-request-id="${requestId}"][data-state=escalated] [data-testid=confirm]`);
@@ -147,7 +134,7 @@ test("with history unavailable the intent ends escalated, visibly, and a manual 
 });
 
 test("a stream cut after SENT becomes unknown, then confirmed", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const page = await open(context, unique("cut"));
   const account = await openAccount(page);
   await page.selectOption("[data-testid=fault]", "cut_stream_after:SENT");
@@ -163,7 +150,7 @@ test("a stream cut after SENT becomes unknown, then confirmed", async () => {
 });
 
 test("two pages resuming the same unknown intents drive each exactly once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("tabs");
   const first = await open(context, ns, "&noresume");
   const account = await openAccount(first);
@@ -179,7 +166,7 @@ test("two pages resuming the same unknown intents drive each exactly once", asyn
   assert.equal(new Set(both).size, both.length, "no intent was driven twice");
   assert.equal(both.length, 4, `all four were driven: ${JSON.stringify([rb, rc])}`);
   for (const o of [...rb.driven, ...rc.driven]) assert.equal(o.status, "succeeded");
-  await gateway.idle(); // the dead tab's delayed deliveries land (and are refused)
+  await env.gateway.idle(); // the dead tab's delayed deliveries land (and are refused)
   for (const requestId of both) assert.equal(await stored(account, requestId), 1);
   await context.close();
 });

@@ -3,24 +3,17 @@
 // or resume() in a new page does), an offline runtime spends no budget and
 // sends once back online, an escalated intent is confirmed again on its own,
 // and a downstream stage is awaited without resending.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launchChromium } from "../support/browser.mjs";
-import { startGateway } from "../support/gateway.mjs";
+import { gatewayAndChromium, unique } from "../support/e2e.mjs";
 
-let gateway, browser;
-before(async () => {
-  gateway = await startGateway({ www: true, quiet: true });
-  browser = await launchChromium();
-});
-after(async () => { await browser?.close(); await gateway?.stop(); });
+const env = gatewayAndChromium({ quiet: true });
 
-const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function createAccount() {
   const id = unique("acct");
-  const r = await fetch(`${gateway.base}/account/create_account`, {
+  const r = await fetch(`${env.gateway.base}/account/create_account`, {
     method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
     body: JSON.stringify({ name: id, balance: 1_000_000 }) });
   assert.equal(r.status, 200);
@@ -28,12 +21,12 @@ async function createAccount() {
 }
 
 /** Streams of `id` carrying `requestId`, from the gateway's query API. */
-const stored = (id, requestId) => gateway.stored("account", id, requestId);
+const stored = (id, requestId) => env.gateway.stored("account", id, requestId);
 
 /** A page with `window.client` connected over IndexedDB in namespace `ns`; `extra` is source for more options. */
 async function openClient(context, ns, extra = "{}") {
   const page = await context.newPage();
-  await page.goto(`${gateway.base}/pkg/index.js`);
+  await page.goto(`${env.gateway.base}/pkg/index.js`);
   await page.evaluate(async ([ns, extra]) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
@@ -54,9 +47,9 @@ async function openClient(context, ns, extra = "{}") {
 const errorOf = (e) => ({ name: e.name, code: e.code, appended: e.appended, intentId: e.intentId, requestId: e.requestId, reason: e.reason });
 
 test("an abort after the send ends the wait at once; the same client finishes the intent, once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
-  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 1500, times: 1 }] });
+  await env.gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 1500, times: 1 }] });
   const page = await openClient(context, unique("abort"));
   const r = await page.evaluate(async (id) => {
     const ac = new AbortController();
@@ -80,13 +73,13 @@ test("an abort after the send ends the wait at once; the same client finishes th
   assert.equal(r.attempts, 1);
   assert.equal(r.endedBy, "cancelled", "the journal says the caller's wait ended by its abort");
   assert.deepEqual(r.held.filter((n) => n.includes(r.error.intentId)), [], "no lock left behind");
-  await gateway.idle();
+  await env.gateway.idle();
   assert.equal(await stored(id, r.error.requestId), 1);
   await context.close();
 });
 
 test("an abort before anything was sent says appended: false, and the intent is still sent, once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
   // headers() holds the first request until the test lets it go.
   const page = await openClient(context, unique("abort-early"),
@@ -107,16 +100,16 @@ test("an abort before anything was sent says appended: false, and the intent is 
   assert.equal(r.appended, false, "no request had left");
   assert.ok(r.intentId, "the intent was written before the abort");
   assert.equal(r.state, "succeeded");
-  await gateway.idle();
+  await env.gateway.idle();
   assert.equal(await stored(id, r.requestId), 1);
   await context.close();
 });
 
 test("an abort, then the page closes mid-flight: resume() in a new page finishes the intent once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("abort-close");
   const id = await createAccount();
-  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2500, times: 1 }] });
+  await env.gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2500, times: 1 }] });
   const page = await openClient(context, ns);
   const aborted = await page.evaluate(async (id) => {
     const ac = new AbortController();
@@ -138,13 +131,13 @@ test("an abort, then the page closes mid-flight: resume() in a new page finishes
   assert.equal(r.before, "sending", "the closed page left it in flight");
   assert.deepEqual(r.driven, ["succeeded"]);
   assert.equal(r.after, "succeeded");
-  await gateway.idle();
+  await env.gateway.idle();
   assert.equal(await stored(id, aborted.requestId), 1, "confirmed, not sent again");
   await context.close();
 });
 
 test("a signal aborted already, or not a signal: the call fails at once and nothing is written", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
   const page = await openClient(context, unique("abort-now"));
   const r = await page.evaluate(async (id) => {
@@ -169,9 +162,9 @@ test("a signal aborted already, or not a signal: the call fails at once and noth
 });
 
 test("a stream's abort ends its iteration with Aborted; the intent still succeeds", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
-  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "stage_gap", delayMs: 700, times: 1 }] });
+  await env.gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "stage_gap", delayMs: 700, times: 1 }] });
   const page = await openClient(context, unique("abort-stream"));
   const r = await page.evaluate(async (id) => {
     const ac = new AbortController();
@@ -193,7 +186,7 @@ test("a stream's abort ends its iteration with Aborted; the intent still succeed
 });
 
 test("offline (wait): nothing is sent and no budget is spent; back online, the intent is sent once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
   const page = await openClient(context, unique("offline"), "{ retry: { maxAttempts: 2 } }");
   await context.setOffline(true);
@@ -211,13 +204,13 @@ test("offline (wait): nothing is sent and no budget is spent; back online, the i
     return { succeeded: v.succeeded, state: rec.state, attempts: rec.attempts.length };
   });
   assert.deepEqual(r, { succeeded: true, state: "succeeded", attempts: 1 });
-  await gateway.idle();
+  await env.gateway.idle();
   assert.equal(await stored(id, waiting.requestId), 1);
   await context.close();
 });
 
 test("offline: an abort ends the wait at once with appended false; two tabs back online send each intent once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("offline-tabs");
   const id = await createAccount();
   const [a, b] = [await openClient(context, ns, '{ offline: "return" }'), await openClient(context, ns, '{ offline: "return" }')];
@@ -241,7 +234,7 @@ test("offline: an abort ends the wait at once with appended false; two tabs back
   const ids = [aborted.intentId, ...left.map(([, i]) => i)];
   const states = await b.evaluate(async (ids) => Promise.all(ids.map(async (i) => (await window.settled(i))?.state)), ids);
   assert.deepEqual(states, ["succeeded", "succeeded", "succeeded", "succeeded"]);
-  await gateway.idle();
+  await env.gateway.idle();
   const requestIds = await b.evaluate(async (ids) => (await window.client.intents()).filter((i) => ids.includes(i.intentId))
     .map((i) => [i.requestId, i.attempts.length]), ids);
   for (const [rid, attempts] of requestIds) {
@@ -252,7 +245,7 @@ test("offline: an abort ends the wait at once with appended false; two tabs back
 });
 
 test("offline (return): send settles at once with reason offline, sendAndWait rejects Offline; the online event sends them", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
   const page = await openClient(context, unique("offline-return"), '{ offline: "return" }');
   await context.setOffline(true);
@@ -267,17 +260,17 @@ test("offline (return): send settles at once with reason offline, sendAndWait re
   await context.setOffline(false);
   const states = await page.evaluate(async (ids) => Promise.all(ids.map(async (i) => (await window.settled(i))?.state)), r.ids);
   assert.deepEqual(states, ["succeeded", "succeeded"], "the online event resumed both");
-  await gateway.idle();
+  await env.gateway.idle();
   const requestIds = await page.evaluate(async () => (await window.client.intents()).map((i) => i.requestId));
   for (const rid of requestIds) assert.equal(await stored(id, rid), 1);
   await context.close();
 });
 
 test("an escalated intent is told once and confirmed again with backoff, never resent", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
   // The answer is lost after the append, and the history cannot be asked.
-  await gateway.faults("POST", { rules: [
+  await env.gateway.faults("POST", { rules: [
     { match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 },
     { match: { path: "*/event/*" }, fault: "query_unavailable" }] });
   const page = await openClient(context, unique("escalated"),
@@ -288,7 +281,7 @@ test("an escalated intent is told once and confirmed again with backoff, never r
   }, id);
   assert.equal(first.status, "escalated");
   assert.deepEqual(first.told, ["escalated"]);
-  await gateway.faults("DELETE");
+  await env.gateway.faults("DELETE");
   const r = await page.evaluate(async (intentId) => {
     const rec = await window.settled(intentId, 15_000);
     return { state: rec?.state, attempts: rec?.attempts.length, told: window.told };
@@ -301,9 +294,9 @@ test("an escalated intent is told once and confirmed again with backoff, never r
 });
 
 test("a SNAPSHOT wait that timed out after the append, then awaitDownstream", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const id = await createAccount();
-  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "downstream_delay", delayMs: 2500, times: 1 }] });
+  await env.gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "downstream_delay", delayMs: 2500, times: 1 }] });
   const page = await openClient(context, unique("downstream"));
   const r = await page.evaluate(async (id) => {
     const c = window.client;

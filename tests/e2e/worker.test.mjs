@@ -2,40 +2,33 @@
 // mid-flight leaves its intent in the journal; the worker, woken by a
 // Background Sync event (dispatched through the DevTools protocol), finishes
 // it; a new page sees it succeeded, and the history holds one stream.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { launchChromium } from "../support/browser.mjs";
-import { root, startGateway } from "../support/gateway.mjs";
+import { gatewayAndChromium, unique } from "../support/e2e.mjs";
+import { root } from "../support/gateway.mjs";
 
 const artifacts = join(root, "test-artifacts");
 mkdirSync(artifacts, { recursive: true });
 
-let gateway, browser;
-before(async () => {
-  gateway = await startGateway({ www: true, quiet: true });
-  browser = await launchChromium();
-});
-after(async () => { await browser?.close(); await gateway?.stop(); });
-
-const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+const env = gatewayAndChromium({ quiet: true });
 
 async function demo(context, ns) {
   const page = await context.newPage();
-  await page.goto(`${gateway.base}/?ns=${ns}&noresume`);
+  await page.goto(`${env.gateway.base}/?ns=${ns}&noresume`);
   await page.waitForSelector("body[data-ready=true]");
   return page;
 }
 
 test("a tab closed mid-flight: the Service Worker finishes the intent on a sync event, once", async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const ns = unique("worker");
   const id = unique("acct");
-  const r = await fetch(`${gateway.base}/account/create_account`, { method: "POST",
+  const r = await fetch(`${env.gateway.base}/account/create_account`, { method: "POST",
     headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id }, body: JSON.stringify({ name: id, balance: 100 }) });
   assert.equal(r.status, 200);
-  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2000, times: 1 }] });
+  await env.gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2000, times: 1 }] });
 
   const page = await demo(context, ns);
   assert.ok(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => !!r.active)), "the demo registered its worker");
@@ -49,24 +42,24 @@ test("a tab closed mid-flight: the Service Worker finishes the intent on a sync 
     }
   }, id);
   await page.close();
-  await gateway.idle();
+  await env.gateway.idle();
 
   // No page drives the journal now (this one only listens to the
   // announcements): wake the worker as the browser would.
   const listener = await context.newPage();
-  await listener.goto(`${gateway.base}/pkg/index.js`);
+  await listener.goto(`${env.gateway.base}/pkg/index.js`);
   await listener.evaluate((ns) => {
     window.heard = [];
     new BroadcastChannel(`wow-command-client/${ns}`).onmessage = ({ data }) => window.heard.push(data);
   }, ns);
   const cdp = await context.newCDPSession(listener);
   const registration = new Promise((resolve) => cdp.on("ServiceWorker.workerRegistrationUpdated", ({ registrations }) => {
-    const ours = registrations.find((x) => x.scopeURL.startsWith(gateway.base) && !x.isDeleted);
+    const ours = registrations.find((x) => x.scopeURL.startsWith(env.gateway.base) && !x.isDeleted);
     if (ours) resolve(ours);
   }));
   await cdp.send("ServiceWorker.enable");
   const { registrationId } = await registration;
-  await cdp.send("ServiceWorker.dispatchSyncEvent", { origin: gateway.base, registrationId, tag: "wow-command-client", lastChance: false });
+  await cdp.send("ServiceWorker.dispatchSyncEvent", { origin: env.gateway.base, registrationId, tag: "wow-command-client", lastChance: false });
 
   const later = await demo(context, ns);
   const seen = await later.evaluate(async (intentId) => {
@@ -89,6 +82,6 @@ test("a tab closed mid-flight: the Service Worker finishes the intent on a sync 
   await later.waitForSelector("body[data-ready=true]");
   assert.match(await later.textContent("[data-testid=worker]"), /finished 1 intent while no page drove them: .*succeeded/);
   await later.screenshot({ path: join(artifacts, "worker.png"), fullPage: true });
-  assert.equal(await gateway.stored("account", id, sent.requestId), 1, "confirmed from history, not sent again");
+  assert.equal(await env.gateway.stored("account", id, sent.requestId), 1, "confirmed from history, not sent again");
   await context.close();
 });
