@@ -66,8 +66,7 @@ pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
 /// A value as a plain JS object (objects, not Maps; integers as numbers).
 ///
 /// Every typed value crosses as a [`JsonValue`], written by the core's
-/// hand-written codec, so serde-wasm-bindgen is instantiated for `JsonValue`
-/// alone and no serde derive is instantiated at all.
+/// hand-written codec, so no serde derive is instantiated at all.
 pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
     json_to_js(&value.to_json())
 }
@@ -86,32 +85,13 @@ pub fn json_text(value: &JsonValue) -> String {
     })
 }
 
-/// Free-form JSON as a plain JS value, through serde-wasm-bindgen.
+/// Free-form JSON as a plain JS value: its JSON text, parsed by the engine.
+/// One string crosses instead of one per key and string value, and what the
+/// engine builds is what `JSON.parse` builds (a `"__proto__"` key is a key).
+/// Integers beyond 2^53 (a hostile answer's version) have no exact JS
+/// number: they become the nearest one.
 pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
-    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    serde::Serialize::serialize(value, &serializer)
-        // Integers beyond 2^53 (a hostile answer's version) have no exact JS
-        // number: written as the nearest one rather than failing the whole value.
-        .or_else(|_| serde::Serialize::serialize(&inexact_numbers(value.clone()), &serializer))
-        .unwrap_or(wasm_bindgen::JsValue::NULL)
-}
-
-fn inexact_numbers(value: JsonValue) -> JsonValue {
-    const SAFE: i64 = 9_007_199_254_740_991;
-    match value {
-        JsonValue::Int(i) if !(-SAFE..=SAFE).contains(&i) => JsonValue::Float(i as f64),
-        JsonValue::UInt(u) => JsonValue::Float(u as f64),
-        JsonValue::Array(items) => {
-            JsonValue::Array(items.into_iter().map(inexact_numbers).collect())
-        }
-        JsonValue::Object(entries) => JsonValue::Object(
-            entries
-                .into_iter()
-                .map(|(k, v)| (k, inexact_numbers(v)))
-                .collect(),
-        ),
-        other => other,
-    }
+    js_sys::JSON::parse(&json_text(value)).unwrap_or(wasm_bindgen::JsValue::NULL)
 }
 
 /// Limits on a caller's free-form JSON (a command body), checked before
