@@ -2,10 +2,13 @@
 //! journal contract every backend must meet.
 #![allow(dead_code)]
 
+use std::future::Future;
+use std::task::Poll;
 use wasm_bindgen::prelude::*;
+
 use wow_command_client::core::journal::{
-    AggregateIdentity, Begun, CommandSpec, IntentState, Journal, JournalError, NewIntent,
-    SeededRandom, StoreError, WaitSpec,
+    AggregateIdentity, Begun, CommandSpec, IntentRecord, IntentState, Journal, JournalError,
+    NewIntent, RecordStore, SeededRandom, StoreError, WaitSpec,
 };
 use wow_command_client::core::protocol::{CommandStage, JsonValue};
 use wow_command_client::web::storage::AnyStore;
@@ -107,4 +110,63 @@ pub async fn journal_contract(open: impl Fn() -> AnyStore) {
         .unwrap();
     assert_eq!(journal.clear().await.unwrap(), 1);
     assert!(journal.list().await.unwrap().records.is_empty());
+    // Two first writes at once (one batch in IndexedDB), one of them to a
+    // key another writer took first: that one is refused (with the revision
+    // found, where the backend reports it: an adapter's compareAndSet does
+    // not), and the other is written all the same. Unresolved records: a
+    // settled one's write may answer before its compare (IndexedDB).
+    let store = open();
+    let mut taken = record.clone();
+    taken.intent_id = unique("taken");
+    taken.revision = 0;
+    taken.state = IntentState::Pending;
+    let first = store.put(&taken).await.unwrap();
+    let [mut fresh, mut one, mut two] = [0; 3].map(|_| taken.clone());
+    fresh.intent_id = unique("fresh");
+    one.intent_id = unique("one");
+    two.intent_id = unique("two");
+    // Behind two writes in flight, so that IndexedDB carries both in one transaction.
+    let (ahead, (refused, written)) = both(
+        both(store.put(&one), store.put(&two)),
+        both(store.put(&taken), store.put(&fresh)),
+    )
+    .await;
+    assert!(ahead.0.is_ok() && ahead.1.is_ok());
+    match refused {
+        Err(StoreError::Conflict { current }) => assert!(current.is_none_or(|at| at == first)),
+        other => panic!(
+            "expected a conflict, got {}",
+            other.map_or_else(|e| e.to_string(), |r| format!("revision {r}"))
+        ),
+    }
+    assert_eq!(written.unwrap(), 1);
+    let stored: Option<IntentRecord> = store.get(&ns, &fresh.intent_id).await.unwrap();
+    assert_eq!(stored.map(|r| r.revision), Some(1));
+    assert_eq!(journal.clear().await.unwrap(), 4);
+}
+
+/// Polls two futures together until both are done: both start before
+/// either finishes (a store sees them fall due at once).
+pub async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let (mut done_a, mut done_b) = (None, None);
+    std::future::poll_fn(|cx| {
+        if done_a.is_none() {
+            if let Poll::Ready(v) = a.as_mut().poll(cx) {
+                done_a = Some(v);
+            }
+        }
+        if done_b.is_none() {
+            if let Poll::Ready(v) = b.as_mut().poll(cx) {
+                done_b = Some(v);
+            }
+        }
+        if done_a.is_some() && done_b.is_some() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    (done_a.unwrap(), done_b.unwrap())
 }

@@ -64,37 +64,41 @@ export async function idbGet(db, area, key) {
   return value === undefined ? null : value;
 }
 
-// Compare-and-swap, with group commit: while one readwrite transaction is
-// in flight on a connection, the writes that fall due queue up, and the next
-// transaction carries all of them (each a get, a compare and a put, in
-// order, so a later write to the same key sees the earlier one). A lone
-// write starts at once; a burst of intents costs one commit per batch
-// instead of one per write. Returns null on success, or the revision found
-// (-1 when absent) when it did not match `expected`. A strict (`flush`)
-// write resolves once its batch is committed; a relaxed one as soon as its
-// batch's transaction carries it, before its own read and put: every later
-// transaction on this connection, a read included, is ordered after it.
-// What a relaxed write could still refuse (a conflict with another writer,
-// which the intent's lock rules out) goes unreported; the record then keeps
-// the other writer's state, and the next drive confirms it against history,
-// as after a crash.
-const queues = new WeakMap(); // db -> { busy, ops: [] }
+// Compare-and-swap, with group commit: up to two readwrite transactions are
+// in flight on a connection at once (IndexedDB runs them in the order they
+// were made, so the second waits in the database, not in JS, and starts the
+// moment the first commits); the writes that fall due while both are in
+// flight queue up, and the next transaction carries all of them (each a get,
+// a compare and a put, in order, so a later write to the same key sees the
+// earlier one; a first write is one `add`). A lone write starts at once,
+// also while an earlier one is still committing; a burst of intents costs
+// one commit per batch instead of one per write. Returns null on success, or
+// the revision found (-1 when absent) when it did not match `expected`. A
+// strict (`flush`) write resolves once its batch is committed; a relaxed one
+// as soon as its batch's transaction carries it, before its own read and
+// put: every later transaction on this connection, a read included, is
+// ordered after it. What a relaxed write could still refuse (a conflict with
+// another writer, which the intent's lock rules out) goes unreported; the
+// record then keeps the other writer's state, and the next drive confirms
+// it against history, as after a crash.
+const queues = new WeakMap(); // db -> { inFlight, ops: [] }
+const IN_FLIGHT = 2;
 
 export function idbCas(db, area, key, expected, value, flush) {
   return new Promise((resolve, reject) => {
     let q = queues.get(db);
-    if (!q) queues.set(db, (q = { busy: false, ops: [] }));
+    if (!q) queues.set(db, (q = { inFlight: 0, ops: [] }));
     q.ops.push({ area, key, expected, value, flush, resolve, reject });
-    if (!q.busy) commit(db, q);
+    if (q.inFlight < IN_FLIGHT) commit(db, q);
   });
 }
 
 function commit(db, q) {
   const ops = q.ops;
   q.ops = [];
-  q.busy = true;
+  q.inFlight++;
   const next = () => {
-    q.busy = false;
+    q.inFlight--;
     if (q.ops.length) commit(db, q);
   };
   let t;
@@ -129,42 +133,52 @@ function commit(db, q) {
 function casInBatch(t, op, outcome, finish) {
   const store = t.objectStore(op.area);
   if (!op.flush) op.resolve(null);
-  // A first write only needs to know the key is free: its key, not the
-  // record (no structured-clone read of a value it will not use).
-  const fresh = op.expected === 0 && typeof store.getKey === "function";
   const refuse = (found) => {
     outcome.set(op, found);
     finish();
   };
-  const get = fresh ? store.getKey(op.key) : store.get(op.key);
-  get.onsuccess = () => {
-    const current = get.result;
-    if (fresh && current !== undefined) {
-      // Taken (rare): read the record for the revision the refusal reports.
-      const taken = store.get(op.key);
-      taken.onsuccess = () => refuse(taken.result?.revision ?? 0);
-      return;
-    }
-    const found = current === undefined ? -1 : (current.revision ?? 0);
-    if ((op.expected === 0 && found !== -1) || (op.expected !== 0 && found !== op.expected)) {
-      refuse(found);
-      return;
-    }
-    let put;
+  const write = (method) => {
     try {
-      put = store.put(op.value, op.key);
+      return store[method](op.value, op.key);
     } catch (e) {
       // A value the store cannot take (DataCloneError) fails its own write
       // only (a strict one reports it; a relaxed one has answered already).
       outcome.set(op, e);
       op.reject(e);
       finish();
+      return null;
+    }
+  };
+  const written = () => {
+    outcome.set(op, null);
+    finish();
+  };
+  if (op.expected === 0) {
+    // A first write: `add` inserts only where the key is free, in one
+    // request (no read before it). A taken key (rare) is refused with the
+    // revision found; its error is handled here, so the batch goes on.
+    const add = write("add");
+    if (!add) return;
+    add.onsuccess = written;
+    add.onerror = (event) => {
+      if (add.error?.name !== "ConstraintError") return; // aborts the batch, as a failed put would
+      event.preventDefault();
+      event.stopPropagation();
+      const taken = store.get(op.key);
+      taken.onsuccess = () => refuse(taken.result?.revision ?? 0);
+    };
+    return;
+  }
+  const get = store.get(op.key);
+  get.onsuccess = () => {
+    const current = get.result;
+    const found = current === undefined ? -1 : (current.revision ?? 0);
+    if (found !== op.expected) {
+      refuse(found);
       return;
     }
-    put.onsuccess = () => {
-      outcome.set(op, null);
-      finish();
-    };
+    const put = write("put");
+    if (put) put.onsuccess = written;
   };
 }
 
