@@ -49,6 +49,70 @@ async function timeEach(n, fn) {
   return Array.from(times);
 }
 
+/**
+ * The simplest hand-written client with the SDK's guarantees: a Web Lock
+ * per intent (one driver across tabs), the intent written before its send
+ * (IndexedDB: with strict durability, the writes that fall due together in
+ * one transaction, group commit), the outcome written after (relaxed), and
+ * each state announced on a BroadcastChannel. No retries, no confirmation,
+ * no input checks: a floor for what those guarantees cost the browser. The
+ * options leave one guarantee out at a time (`--guarantees`).
+ */
+async function guardedPeer(namespace, { storage = "indexedDB", lock = true, announce = true, first = "strict", after = true } = {}) {
+  const channel = new BroadcastChannel(`peer/${namespace}`);
+  if (storage === "localStorage") {
+    const write = async (_, key, value) => localStorage.setItem(`peer/${namespace}/${key}`, JSON.stringify(value));
+    return peerClient(namespace, channel, write, { lock, announce, first, after }, () => channel.close());
+  }
+  const db = await new Promise((resolve, reject) => {
+    const open = indexedDB.open(`peer/${namespace}`);
+    open.onupgradeneeded = () => open.result.createObjectStore("intents");
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  // Group commit: while a transaction is in flight, the writes that fall due
+  // wait, and the next transaction carries all of them.
+  let queue = [], inFlight = false;
+  const flush = () => {
+    if (inFlight || queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    inFlight = true;
+    const strict = batch.some((w) => w.durability === "strict");
+    const t = db.transaction("intents", "readwrite", { durability: strict ? "strict" : "relaxed" });
+    const store = t.objectStore("intents");
+    for (const w of batch) store.put(w.value, w.key);
+    const done = (f) => () => { inFlight = false; batch.forEach(f); flush(); };
+    t.oncomplete = done((w) => w.resolve());
+    t.onabort = done((w) => w.reject(t.error));
+  };
+  const write = (durability, key, value) => new Promise((resolve, reject) => {
+    queue.push({ durability, key, value, resolve, reject });
+    flush();
+  });
+  return peerClient(namespace, channel, write, { lock, announce, first, after }, () => { channel.close(); db.close(); });
+}
+
+function peerClient(namespace, channel, write, { lock, announce, first, after }, close) {
+  const send = (template, url = template.url) => {
+    const requestId = crypto.randomUUID();
+    const drive = async () => {
+      const intent = { requestId, url, body: template.body, state: "pending", at: Date.now() };
+      await write(first, requestId, intent);
+      if (announce) channel.postMessage({ intentId: requestId, state: "pending", revision: 1 });
+      const headers = new Map(template.headers);
+      headers.set("command-request-id", requestId);
+      const result = await (await fetch(url, { method: template.method, headers: [...headers], body: template.body })).json();
+      const state = result.errorCode === "Ok" ? "succeeded" : "failed";
+      if (after) await write("relaxed", requestId, { ...intent, state, result });
+      if (announce) channel.postMessage({ intentId: requestId, state, revision: 2 });
+      return result;
+    };
+    return lock ? navigator.locks.request(`peer/${namespace}/${requestId}`, drive) : drive();
+  };
+  return { send, close };
+}
+
 /** 2. Per-command overhead: SDK (IndexedDB, localStorage) vs raw fetch vs a JS peer. */
 export async function overhead(n) {
   const id = await account();
@@ -73,11 +137,17 @@ export async function overhead(n) {
     await idbSet(requestId, { ...intent, state: ok ? "succeeded" : "failed", result }, peerStore);
     if (!ok) throw new Error(result.errorCode);
   };
+  const guardedIdb = await guardedPeer(unique("peer"));
+  const guardedLocal = await guardedPeer(unique("peer"), { storage: "localStorage" });
+  const guarded = (peer) => async () => {
+    const result = await peer.send(template);
+    if (result.errorCode !== "Ok") throw new Error(result.errorCode);
+  };
   const idb = await connect("indexedDB");
   const local = await connect("localStorage");
   const warm = 50;
-  const runs = { raw: rawSend, peer: peerSend, sdkIndexedDB: () => idb.sendAndWait(lock(id)),
-    sdkLocalStorage: () => local.sendAndWait(lock(id)) };
+  const runs = { raw: rawSend, peer: peerSend, guardedIndexedDB: guarded(guardedIdb), guardedLocalStorage: guarded(guardedLocal),
+    sdkIndexedDB: () => idb.sendAndWait(lock(id)), sdkLocalStorage: () => local.sendAndWait(lock(id)) };
   for (const fn of Object.values(runs)) for (let i = 0; i < warm; i++) await fn();
   // Interleaved in rounds of 50 so drift in the gateway or the machine hits all alike.
   const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
@@ -87,6 +157,8 @@ export async function overhead(n) {
   const phases = await phasesOf(runs, Math.max(50, n >> 2));
   await local.clear();
   await idb.clear();
+  guardedIdb.close();
+  guardedLocal.close();
   return { ...times, phases };
 }
 
@@ -203,25 +275,49 @@ export async function stages(n, gapMs) {
 }
 
 /** 4. Concurrency: `n` commands in flight at once. */
-export async function concurrency(n, { sdkOnly = false } = {}) {
-  const ids = await Promise.all(Array.from({ length: 10 }, () => account()));
-  const template = await captureRequest(lock(ids[0]));
-  const sdk = await connect("indexedDB");
+const accounts = () => Promise.all(Array.from({ length: 10 }, () => account()));
+const toAccount = (url, id) => url.replace(/account\/[^/]+/, `account/${id}`);
+
+/** One burst of `n` commands over 10 fresh accounts (a burst on accounts an
+ * earlier burst grew would pay the gateway's longer folds): its wall time
+ * and how many succeeded. `variant` is "raw", "sdk", or a guarded peer's
+ * options (see `guardedPeer`). */
+async function burst(n, variant, template) {
+  const ids = await accounts();
+  let send, done = () => {};
+  if (variant === "raw") {
+    send = (i) => {
+      const headers = new Map(template.headers);
+      headers.set("command-request-id", crypto.randomUUID());
+      return fetch(toAccount(template.url, ids[i % 10]), { method: template.method, headers: [...headers], body: template.body })
+        .then((r) => r.json()).then((r) => r.errorCode === "Ok");
+    };
+  } else if (variant === "sdk") {
+    const sdk = await connect("indexedDB");
+    send = (i) => sdk.send(lock(ids[i % 10])).then((o) => o.status === "succeeded");
+    done = async () => { await sdk.clear(); sdk.free(); };
+  } else {
+    const peer = await guardedPeer(unique("burst"), variant);
+    send = (i) => peer.send(template, toAccount(template.url, ids[i % 10])).then((r) => r.errorCode === "Ok");
+    done = () => peer.close();
+  }
   const t0 = performance.now();
-  const outcomes = await Promise.all(Array.from({ length: n }, (_, i) => sdk.send(lock(ids[i % ids.length]))));
-  const sdkMs = performance.now() - t0;
-  const succeeded = outcomes.filter((o) => o.status === "succeeded").length;
-  if (sdkOnly) { await sdk.clear(); return { n, succeeded, sdkMs }; }
-  const t1 = performance.now();
-  const raw = await Promise.all(Array.from({ length: n }, (_, i) => {
-    const headers = new Map(template.headers);
-    headers.set("command-request-id", crypto.randomUUID());
-    return fetch(template.url.replace(ids[0], ids[i % ids.length]), { method: template.method, headers: [...headers], body: template.body })
-      .then((r) => r.json());
-  }));
-  const rawMs = performance.now() - t1;
-  await sdk.clear();
-  return { n, succeeded, rawSucceeded: raw.filter((r) => r.errorCode === "Ok").length, sdkMs, rawMs };
+  const ok = await Promise.all(Array.from({ length: n }, (_, i) => send(i)));
+  const ms = performance.now() - t0;
+  await done();
+  return { ms, succeeded: ok.filter(Boolean).length };
+}
+
+/** Bursts of every variant in `variants` (name → "raw", "sdk" or peer
+ * options), `rounds` times, the order rotated each round. */
+export async function concurrency(n, variants, rounds = 3) {
+  const template = await captureRequest(lock((await accounts())[0]));
+  const names = Object.keys(variants), out = Object.fromEntries(names.map((k) => [k, []]));
+  for (let round = 0; round < rounds; round++) {
+    const k = round % names.length;
+    for (const name of [...names.slice(k), ...names.slice(0, k)]) out[name].push(await burst(n, variants[name], template));
+  }
+  return out;
 }
 
 /** 4b. One page's share of a burst from pages sharing one journal: accounts
@@ -348,5 +444,5 @@ export async function footprint(n) {
   return rows;
 }
 
-window.bench = { overhead, stages, concurrency, sharedBurst, journalScale, memory, footprint };
+window.bench = {  overhead, stages, concurrency, sharedBurst, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
