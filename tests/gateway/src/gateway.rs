@@ -74,7 +74,16 @@ pub struct App {
     /// Snapshots held back by a `downstream_delay`: (aggregate name, id) →
     /// the version the snapshot stays at until its SNAPSHOT stage runs.
     lagging: Mutex<HashMap<(&'static str, String), i64>>,
+    /// Each aggregate's state as of a version, so a command folds only the
+    /// streams appended since (as Wow's state aggregate cache and snapshots
+    /// spare it replaying the whole history): (aggregate name, id) → (state,
+    /// version). Streams never change once appended, so it is never stale,
+    /// only behind.
+    folded: Mutex<Folded>,
 }
+
+/// Folded aggregates: (aggregate name, id) → (state, version).
+type Folded = HashMap<(&'static str, String), (Value, i64)>;
 
 /// Counts one message as being processed while it lives.
 struct Processing<'a>(&'a AtomicUsize);
@@ -354,6 +363,7 @@ impl App {
             processing: AtomicUsize::new(0),
             settings,
             lagging: Mutex::new(HashMap::new()),
+            folded: Mutex::new(HashMap::new()),
         })
     }
 
@@ -614,8 +624,28 @@ impl App {
         (state, version, streams)
     }
 
+    /// The aggregate's latest state and version: the cached fold, moved on
+    /// by the streams appended since.
+    fn latest(&self, agg: &AggregateType, id: &str) -> (Value, i64) {
+        let key = (agg.name, id.to_owned());
+        let cached = self.folded.lock().unwrap().get(&key).cloned();
+        let (mut state, mut version) = cached.unwrap_or((Value::Null, 0));
+        for s in self.store.load_after(agg.name, id, version) {
+            for e in &s.body {
+                let body = serde_json::to_value(&e.body).unwrap_or(Value::Null);
+                domain::apply(agg.name, &mut state, id, &e.name, &body);
+            }
+            version = s.version;
+        }
+        let mut folded = self.folded.lock().unwrap();
+        if folded.get(&key).is_none_or(|(_, at)| *at < version) {
+            folded.insert(key, (state.clone(), version));
+        }
+        (state, version)
+    }
+
     fn state(&self, target: &Target, id: &str) -> Response<Body> {
-        let (state, version, _) = self.fold(target.agg, id, None);
+        let (state, version) = self.latest(target.agg, id);
         if version == 0 || domain::is_deleted(&state) {
             return not_found_resource();
         }
@@ -1168,10 +1198,10 @@ impl App {
             // a fresh aggregate at version 0, never the stored one, so a
             // create on a taken id passes the version check and fails at the
             // append of version 1 (DuplicateAggregateId, AbstractEventStore).
-            let (state, version, _) = if msg.def.create {
-                (Value::Null, 0, Vec::new())
+            let (state, version) = if msg.def.create {
+                (Value::Null, 0)
             } else {
-                self.fold(msg.agg, &msg.aggregate_id, None)
+                self.latest(msg.agg, &msg.aggregate_id)
             };
             let base = self.result(
                 &msg,

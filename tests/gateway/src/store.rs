@@ -116,6 +116,19 @@ impl EventStore {
         )
     }
 
+    /// The streams of one aggregate after `version`, by version.
+    pub fn load_after(
+        &self,
+        aggregate_name: &str,
+        aggregate_id: &str,
+        version: i64,
+    ) -> Vec<DomainEventStream> {
+        self.select(
+            "WHERE aggregate_name = ?1 AND aggregate_id = ?2 AND version > CAST(?3 AS INTEGER) ORDER BY version",
+            &[aggregate_name, aggregate_id, &version.to_string()],
+        )
+    }
+
     /// Whether the aggregate holds a stream with `request_id` (an indexed lookup).
     pub fn exists_request_id(
         &self,
