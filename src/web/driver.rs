@@ -90,9 +90,10 @@ impl Client {
         }
     }
 
-    fn announce(&self, record: &IntentRecord) {
+    /// Announces a record as written at `revision`.
+    fn announce(&self, record: &IntentRecord, revision: u64) {
         self.announcer
-            .announce(&record.intent_id, record.state.as_str(), record.revision);
+            .announce(&record.intent_id, record.state.as_str(), revision);
     }
 
     /// Drives one intent to an outcome; stream elements go to `on_element`
@@ -178,10 +179,10 @@ impl Client {
                     Action::Persist(record) => {
                         let result = self.journal.store().put(&*record).await;
                         if let Ok(revision) = &result {
-                            let mut stored = (*record).clone();
-                            stored.revision = *revision;
-                            self.announce(&stored);
+                            self.announce(&record, *revision);
                             if let Some(watch) = watch {
+                                let mut stored = (*record).clone();
+                                stored.revision = *revision;
                                 let outcome = to_js(&Outcome::from_record(&stored));
                                 let _ = js_sys::Reflect::set(watch, &"outcome".into(), &outcome);
                             }
