@@ -208,12 +208,12 @@ try {
     console.log(table([...profiles.sdk].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => ({ k, v, r: profiles.raw.get(k) ?? 0 })),
       [["function", (r) => r.k], ["raw fetch", (r) => ms(r.r)], ["SDK", (r) => ms(r.v)]]));
   }
-  // `--cpu-load`: CPU time per process (Linux /proc) over one raw burst and one SDK burst.
+  // `--cpu-load`: CPU time per process (Linux /proc) over one raw burst, one guarded peer burst and one SDK burst.
   if (args["cpu-load"]) {
     const rows = [];
-    for (const variant of ["raw", "sdk"]) {
+    for (const [variant, spec] of [["raw", "raw"], ["JS peer with the guarantees", {}], ["sdk", "sdk"]]) {
       const before = processCpu();
-      const [burst] = (await run("concurrency", N.concurrency, { [variant]: variant }, 1))[variant];
+      const [burst] = (await run("concurrency", N.concurrency, { [variant]: spec }, 1))[variant];
       const after = processCpu();
       rows.push({ variant, wall: burst.ms, ...Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)])) });
     }
