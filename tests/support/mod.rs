@@ -111,9 +111,8 @@ pub async fn journal_contract(open: impl Fn() -> AnyStore) {
     assert_eq!(journal.clear().await.unwrap(), 1);
     assert!(journal.list().await.unwrap().records.is_empty());
     // Two first writes at once (one batch in IndexedDB), one of them to a
-    // key another writer took first: that one is refused (with the revision
-    // found, where the backend reports it: an adapter's compareAndSet does
-    // not), and the other is written all the same. Unresolved records: a
+    // key another writer took first: that one is refused with the revision
+    // found, and the other is written all the same. Unresolved records: a
     // settled one's write may answer before its compare (IndexedDB).
     let store = open();
     let mut taken = record.clone();
@@ -133,7 +132,7 @@ pub async fn journal_contract(open: impl Fn() -> AnyStore) {
     .await;
     assert!(ahead.0.is_ok() && ahead.1.is_ok());
     match refused {
-        Err(StoreError::Conflict { current }) => assert!(current.is_none_or(|at| at == first)),
+        Err(StoreError::Conflict { current }) => assert_eq!(current, Some(first)),
         other => panic!(
             "expected a conflict, got {}",
             other.map_or_else(|e| e.to_string(), |r| format!("revision {r}"))

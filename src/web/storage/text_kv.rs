@@ -107,26 +107,25 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
     /// Without an atomic compare-and-swap in the store, this reads, compares
     /// and writes; across tabs and workers the intent's lock keeps one
     /// writer. The built-in stores (localStorage, memory) swap in one
-    /// synchronous JS call, so nothing in the tab runs in between.
+    /// synchronous JS call, so nothing in the tab runs in between. A swap
+    /// refused is followed by a read, so the conflict says what was found.
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
         let key = key_of(R::KIND, record.namespace(), record.id());
         let next = next_revision(record);
         let text = record_to_text(&next);
-        match self
+        let swapped = self
             .kv
             .compare_and_set(&key, record.revision(), &text)
-            .await?
-        {
-            Some(true) => return Ok(next.revision()),
-            Some(false) => return Err(StoreError::Conflict { current: None }),
-            None => {}
+            .await?;
+        if swapped == Some(true) {
+            return Ok(next.revision());
         }
         let current = self
             .kv
             .read(&key)
             .await?
             .map(|stored| record_from_text::<R>(&stored).map_or(u64::MAX, |r| r.revision()));
-        if current.unwrap_or(0) != record.revision() {
+        if swapped == Some(false) || current.unwrap_or(0) != record.revision() {
             return Err(StoreError::Conflict { current });
         }
         self.kv.write(&key, &text).await?;
