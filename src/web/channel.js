@@ -18,10 +18,6 @@ export function channelAnnounce(channel, intentId, state, revision) {
   if (channel) queueMicrotask(() => { try { channel.postMessage({ intentId, state, revision }); } catch {} });
 }
 
-export function channelListen(channel, callback) {
-  if (channel) channel.onmessage = (event) => callback(event.data);
-}
-
 export function channelClose(channel) {
   if (channel) channel.close();
 }

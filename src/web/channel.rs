@@ -10,8 +10,6 @@ extern "C" {
     fn channel_open(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = channelAnnounce)]
     fn channel_announce(channel: &JsValue, intent_id: &str, state: &str, revision: f64);
-    #[wasm_bindgen(js_name = channelListen)]
-    fn channel_listen(channel: &JsValue, callback: &js_sys::Function);
     #[wasm_bindgen(js_name = channelClose)]
     fn channel_close(channel: &JsValue);
 }
@@ -20,7 +18,6 @@ extern "C" {
 #[derive(Debug)]
 pub struct Announcer {
     raw: JsValue,
-    _listener: Option<Closure<dyn FnMut(JsValue)>>,
 }
 
 impl Announcer {
@@ -28,7 +25,6 @@ impl Announcer {
     pub fn open(namespace: &str) -> Announcer {
         Announcer {
             raw: channel_open(&format!("wow-command-client/{namespace}")),
-            _listener: None,
         }
     }
 
@@ -36,13 +32,6 @@ impl Announcer {
     /// the current task's work is done (after a send it precedes).
     pub fn announce(&self, intent_id: &str, state: &str, revision: u64) {
         channel_announce(&self.raw, intent_id, state, revision as f64);
-    }
-
-    /// Calls `callback` with every message other contexts post.
-    pub fn listen(&mut self, callback: impl FnMut(JsValue) + 'static) {
-        let closure = Closure::<dyn FnMut(JsValue)>::new(callback);
-        channel_listen(&self.raw, closure.as_ref().unchecked_ref());
-        self._listener = Some(closure);
     }
 }
 

@@ -13,7 +13,6 @@ use crate::core::machine::ConfirmAnswer;
 use crate::core::protocol::headers::names;
 use crate::core::protocol::{
     CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
-    ToJson,
 };
 
 #[wasm_bindgen(module = "/src/web/network.js")]
@@ -76,11 +75,6 @@ fn gloo_failure(e: gloo_net::Error) -> Failure {
         gloo_net::Error::JsError(js) if js.name == "AbortError" => Failure::Aborted,
         other => Failure::Lost(other.to_string()),
     }
-}
-
-/// JSON text of a value, written by the core (one string for the body).
-pub fn json_text(value: &impl ToJson) -> String {
-    super::json_text(&value.to_json())
 }
 
 /// A response body read with `JSON.parse` and decoded without serde_json.
@@ -259,22 +253,23 @@ pub async fn confirm_with_gateway(
     extra: &[(String, String)],
 ) -> ConfirmAnswer {
     let (path, body) = if need_facts {
-        (query.list_path(), json_text(&query.list_body()))
+        (query.list_path(), super::to_text(&query.list_body()))
     } else {
-        (query.count_path(), json_text(&query.condition()))
+        (query.count_path(), super::to_text(&query.condition()))
     };
     let path = match path {
         Ok(p) => p,
         Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
     };
     let mut headers = CommandHeaders::new();
-    let mut checked = headers
-        .set(names::CONTENT_TYPE, "application/json")
-        .and_then(|h| h.set(names::ACCEPT, "application/json"))
-        .map(drop);
-    for (name, value) in extra {
-        checked = checked.and_then(|()| headers.set(name, value).map(drop));
-    }
+    let fixed = [
+        (names::CONTENT_TYPE, "application/json"),
+        (names::ACCEPT, "application/json"),
+    ];
+    let checked = fixed
+        .into_iter()
+        .chain(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+        .try_for_each(|(name, value)| headers.set(name, value).map(drop));
     if let Err(e) = checked {
         return ConfirmAnswer::Unavailable(e.to_string());
     }

@@ -71,6 +71,12 @@ pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
     json_to_js(&value.to_json())
 }
 
+/// A typed value as JSON text, for what crosses as one string (records in
+/// string stores, request bodies): [`to_js`]'s text twin.
+pub fn to_text(value: &(impl ToJson + ?Sized)) -> String {
+    json_text(&value.to_json())
+}
+
 /// Free-form JSON as JSON text, for what crosses as one string (records
 /// in string stores, request bodies); numbers that are not integers get
 /// the engine's text (`Number.prototype.toString`, what `JSON.stringify`

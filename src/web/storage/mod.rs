@@ -70,13 +70,6 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
     R::from_json(json).map_err(|e| RecordError::Corrupt(e.to_string()))
 }
 
-/// A record as JSON text (localStorage, adapters), written by the core:
-/// one string crosses into JS, not an object built field by field and then
-/// stringified.
-pub fn record_to_text<R: StoredRecord>(record: &R) -> String {
-    super::json_text(&record.to_json())
-}
-
 /// A record from JSON text.
 pub fn record_from_text<R: StoredRecord>(text: &str) -> Result<R, RecordError> {
     let value = js_sys::JSON::parse(text)

@@ -6,7 +6,7 @@
 //! `wow-effects/…`); unreadable entries are moved under
 //! `wow-<area>-quarantine/…`.
 
-use super::{record_from_text, record_to_text};
+use super::record_from_text;
 use crate::core::journal::{
     next_revision, Listing, Quarantined, RecordError, RecordKind, RecordStore, StoreError,
     StoredRecord, Unavailable,
@@ -112,7 +112,8 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
         let key = key_of(R::KIND, record.namespace(), record.id());
         let next = next_revision(record);
-        let text = record_to_text(&next);
+        // One string crosses into JS, written by the core.
+        let text = crate::web::to_text(&next);
         let swapped = self
             .kv
             .compare_and_set(&key, record.revision(), &text)
