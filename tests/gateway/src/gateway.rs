@@ -85,6 +85,24 @@ pub struct App {
 /// Folded aggregates: (aggregate name, id) → (state, version).
 type Folded = HashMap<(&'static str, String), (Value, i64)>;
 
+/// Applies the events of `streams` (in version order) to `state`, which is
+/// the aggregate at `version`; returns the version it is at after them.
+fn apply(
+    agg: &AggregateType,
+    id: &str,
+    state: &mut Value,
+    version: i64,
+    streams: &[DomainEventStream],
+) -> i64 {
+    for s in streams {
+        for e in &s.body {
+            let body = serde_json::to_value(&e.body).unwrap_or(Value::Null);
+            domain::apply(agg.name, state, id, &e.name, &body);
+        }
+    }
+    streams.last().map_or(version, |s| s.version)
+}
+
 /// Counts one message as being processed while it lives.
 struct Processing<'a>(&'a AtomicUsize);
 
@@ -614,13 +632,7 @@ impl App {
         let mut streams = self.store.load(agg.name, id);
         streams.retain(|s| upto.is_none_or(|v| s.version <= v));
         let mut state = Value::Null;
-        for s in &streams {
-            for e in &s.body {
-                let body = serde_json::to_value(&e.body).unwrap_or(Value::Null);
-                domain::apply(agg.name, &mut state, id, &e.name, &body);
-            }
-        }
-        let version = streams.last().map_or(0, |s| s.version);
+        let version = apply(agg, id, &mut state, 0, &streams);
         (state, version, streams)
     }
 
@@ -629,14 +641,14 @@ impl App {
     fn latest(&self, agg: &AggregateType, id: &str) -> (Value, i64) {
         let key = (agg.name, id.to_owned());
         let cached = self.folded.lock().unwrap().get(&key).cloned();
-        let (mut state, mut version) = cached.unwrap_or((Value::Null, 0));
-        for s in self.store.load_after(agg.name, id, version) {
-            for e in &s.body {
-                let body = serde_json::to_value(&e.body).unwrap_or(Value::Null);
-                domain::apply(agg.name, &mut state, id, &e.name, &body);
-            }
-            version = s.version;
-        }
+        let (mut state, version) = cached.unwrap_or((Value::Null, 0));
+        let version = apply(
+            agg,
+            id,
+            &mut state,
+            version,
+            &self.store.load_after(agg.name, id, version),
+        );
         let mut folded = self.folded.lock().unwrap();
         if folded.get(&key).is_none_or(|(_, at)| *at < version) {
             folded.insert(key, (state.clone(), version));
