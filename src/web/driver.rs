@@ -12,7 +12,7 @@ use super::random::random_u64;
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
 use super::{call_and_await, json_to_js, to_js, JsFailure};
-use crate::core::journal::{IntentRecord, IntentState, Journal, RecordStore};
+use crate::core::journal::{IntentRecord, IntentState, Journal};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
 };
@@ -177,7 +177,7 @@ impl Client {
                 }
                 match action {
                     Action::Persist(record) => {
-                        let result = self.journal.store().put(&*record).await;
+                        let result = self.journal.put(&record).await;
                         if let Ok(revision) = &result {
                             self.announce(&record, *revision);
                             if let Some(watch) = watch {

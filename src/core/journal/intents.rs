@@ -243,7 +243,7 @@ impl<S: IntentStore> Journal<S> {
         if !write_now {
             return Ok(Begun::Created(record));
         }
-        match self.put_making_room(&record).await {
+        match self.put(&record).await {
             Ok(revision) => {
                 record.revision = revision;
                 Ok(Begun::Created(record))
@@ -319,7 +319,7 @@ impl<S: IntentStore> Journal<S> {
     pub async fn save(&self, record: &mut IntentRecord, now_ms: i64) -> Result<(), JournalError> {
         let previous = record.updated_at;
         record.updated_at = now_ms;
-        match self.put_making_room(record).await {
+        match self.put(record).await {
             Ok(revision) => {
                 record.revision = revision;
                 Ok(())
@@ -331,8 +331,11 @@ impl<S: IntentStore> Journal<S> {
         }
     }
 
-    /// Writes `record`; when the store is full, first makes room by evicting
-    /// settled intents the journal no longer needs, and writes again.
+    /// Writes `record` (compare-and-swap on its revision) and returns its new
+    /// revision; when the store is full, first makes room by evicting settled
+    /// intents the journal no longer needs, and writes again. Every write of
+    /// an intent goes through here: [`Journal::begin`], [`Journal::save`] and
+    /// the driver's `Persist` actions alike.
     ///
     /// Refusing to send because storage is full is right; refusing because
     /// the journal filled it with its own history is not. Only `succeeded`
@@ -342,7 +345,7 @@ impl<S: IntentStore> Journal<S> {
     /// gateway still recognises a repeat), oldest created first, in doubling batches
     /// until the write fits. Unresolved and escalated intents are never
     /// evicted; if nothing can go, the original error stands.
-    async fn put_making_room(&self, record: &IntentRecord) -> Result<u64, StoreError> {
+    pub async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
         let full = match self.store.put(record).await {
             Err(
                 e @ StoreError::Unavailable {
