@@ -16,6 +16,15 @@ if ! have chromium || ! have chromedriver; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# Firefox and WebKit beside Chromium, from Debian: firefox-esr (driven over
+# WebDriver BiDi by puppeteer-core), WebKitGTK's MiniBrowser and its
+# WebKitWebDriver (driven by selenium-webdriver), on an Xvfb display.
+if ! have firefox-esr || ! have WebKitWebDriver || ! have Xvfb; then
+  say "installing firefox-esr, webkit2gtk-driver and xvfb"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq firefox-esr webkit2gtk-driver xvfb >/dev/null
+fi
+
 # The wasm target.
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"

@@ -30,6 +30,14 @@ const client = await WowClient.connect({
   retry: { baseMs: 200, maxConfirms: 3 },
   persistStorage: true,
 });
+// Asked at connect, never awaited: Firefox answers only when the user
+// answers its prompt, and nothing here waits for that.
+$("persistence").textContent = "Asked the browser to keep this site's storage…";
+client.persistence.then((kept) => {
+  $("persistence").textContent = kept === null ? "This browser cannot keep storage persistent."
+    : kept ? "Storage is persistent: the browser will not evict the journal."
+      : "Storage is best-effort: the browser may evict the journal under pressure.";
+});
 
 // State announcements from the client (a BroadcastChannel of our own
 // receives the client's posts, and other tabs').

@@ -2,6 +2,7 @@
 //! machine; every failure is thrown as `CommandError` carrying the whole
 //! CommandResult and the outcome.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -150,6 +151,8 @@ pub struct WowClient {
     defaults: Defaults,
     /// Resumes what waits when the runtime comes back online.
     _online: Option<Rc<OnlineListener>>,
+    /// The browser's answer about persistent storage (`persistence`).
+    persistence: Rc<RefCell<js_sys::Promise>>,
 }
 
 #[wasm_bindgen]
@@ -391,6 +394,34 @@ impl WowClient {
         })
     }
 
+    /// Whether the browser keeps this origin's storage under pressure: the
+    /// answer to `persistStorage: true` (or to the latest
+    /// `requestPersistentStorage()`), else whether it is kept already.
+    /// `true`, `false`, or `null` where there is no StorageManager; never
+    /// rejects. Pending while a permission prompt waits for the user.
+    #[wasm_bindgen(getter, unchecked_return_type = "Promise<boolean | null>")]
+    pub fn persistence(&self) -> js_sys::Promise {
+        self.persistence.borrow().clone()
+    }
+
+    /// Asks the browser to keep this origin's storage under pressure
+    /// (`navigator.storage.persist()`); call it from a user gesture where the
+    /// browser prompts (Firefox). Resolves as `persistence` does, and becomes
+    /// it; `{ signal }` ends the wait for a prompt (CommandError `Aborted`).
+    #[wasm_bindgen(
+        js_name = requestPersistentStorage,
+        unchecked_return_type = "Promise<boolean | null>"
+    )]
+    pub fn request_persistent_storage(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
+    ) -> js_sys::Promise {
+        let waiting = waiting!(options);
+        let answer = indexed_db::persistence(true);
+        *self.persistence.borrow_mut() = answer.clone();
+        ended_by(answer, &waiting)
+    }
+
     /// The namespace this client's intents live in.
     #[wasm_bindgen(getter)]
     pub fn namespace(&self) -> String {
@@ -441,9 +472,10 @@ impl WowClient {
             Some(s) => input::stage(s).map_err(invalid)?,
             None => crate::core::protocol::CommandStage::Processed,
         };
-        if parsed.persist_storage == Some(true) {
-            let _ = indexed_db::request_persistence().await;
-        }
+        // Asked, never awaited: a permission prompt must not hold up a send.
+        let persistence = Rc::new(RefCell::new(indexed_db::persistence(
+            parsed.persist_storage == Some(true),
+        )));
         let client = WowClient {
             inner: Rc::new(Client {
                 journal: Journal::new(store, &namespace)
@@ -479,6 +511,7 @@ impl WowClient {
                 },
             },
             _online: None,
+            persistence,
         };
         // Verify the storage answers now, not at the first send.
         client.inner.journal.list().await.map_err(journal_error)?;
@@ -609,6 +642,7 @@ impl WowClient {
             inner: self.inner.clone(),
             defaults: self.defaults.clone(),
             _online: self._online.clone(),
+            persistence: self.persistence.clone(),
         }
     }
 

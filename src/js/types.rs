@@ -72,6 +72,11 @@ export interface ConnectOptions {
   retentionDays?: number;
   /** Resume unresolved intents after connecting (only with Web Locks). */
   resume?: boolean;
+  /**
+   * Asks the browser to keep this origin's storage under pressure (`navigator.storage.persist()`)
+   * without waiting for the answer (Firefox answers only when the user answers its prompt);
+   * the answer is `client.persistence`.
+   */
   persistStorage?: boolean;
   /** How long `headers`, `confirm` and each storage-adapter operation may take before it counts as failed, ms (default 10000; 0: unbounded). */
   callbackTimeoutMs?: number;

@@ -1,6 +1,10 @@
 /* tslint:disable */
 /* eslint-disable */
 
+declare global {
+  interface SymbolConstructor { readonly dispose: unique symbol }
+}
+
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
     get(key: string): Promise<string | null> | string | null;
@@ -64,6 +68,11 @@ export interface ConnectOptions {
     retentionDays?: number;
     /** Resume unresolved intents after connecting (only with Web Locks). */
     resume?: boolean;
+    /**
+     * Asks the browser to keep this origin's storage under pressure (`navigator.storage.persist()`)
+     * without waiting for the answer (Firefox answers only when the user answers its prompt);
+     * the answer is `client.persistence`.
+     */
     persistStorage?: boolean;
     /** How long `headers`, `confirm` and each storage-adapter operation may take before it counts as failed, ms (default 10000; 0: unbounded). */
     callbackTimeoutMs?: number;
@@ -287,6 +296,13 @@ export class WowClient {
      */
     quarantined(): Promise<QuarantinedEntry[]>;
     /**
+     * Asks the browser to keep this origin's storage under pressure
+     * (`navigator.storage.persist()`); call it from a user gesture where the
+     * browser prompts (Firefox). Resolves as `persistence` does, and becomes
+     * it; `{ signal }` ends the wait for a prompt (CommandError `Aborted`).
+     */
+    requestPersistentStorage(options?: CallOptions): Promise<boolean | null>;
+    /**
      * Drives every persisted unresolved intent of this namespace: each under
      * its Web Lock, so two tabs never drive the same intent.
      */
@@ -318,5 +334,13 @@ export class WowClient {
      * The namespace this client's intents live in.
      */
     readonly namespace: string;
+    /**
+     * Whether the browser keeps this origin's storage under pressure: the
+     * answer to `persistStorage: true` (or to the latest
+     * `requestPersistentStorage()`), else whether it is kept already.
+     * `true`, `false`, or `null` where there is no StorageManager; never
+     * rejects. Pending while a permission prompt waits for the user.
+     */
+    readonly persistence: Promise<boolean | null>;
 }
 

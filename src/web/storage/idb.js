@@ -231,11 +231,18 @@ export function idbDeleteDatabase(name) {
   return request(indexedDB.deleteDatabase(name));
 }
 
-// Asks the browser to keep this origin's storage under pressure. Resolves to
-// true (granted), false (refused) or null (no StorageManager here).
-export async function storagePersist() {
-  const manager = globalThis.navigator && globalThis.navigator.storage;
-  if (!manager || !manager.persist) return null;
-  if (manager.persisted && (await manager.persisted())) return true;
-  return manager.persist();
+// Whether the browser keeps this origin's storage under pressure: with `ask`,
+// asks for it (`navigator.storage.persist()`), else reads what holds now
+// (`persisted()`). Resolves to true, false, or null where there is no
+// StorageManager or it threw; never rejects. Firefox answers `persist()` only
+// once the user answers its permission prompt, so nothing may wait for it.
+export async function storagePersistence(ask) {
+  try {
+    const manager = globalThis.navigator && globalThis.navigator.storage;
+    if (!manager || !manager.persist) return null;
+    if (manager.persisted && (await manager.persisted())) return true;
+    return ask ? await manager.persist() : false;
+  } catch {
+    return null;
+  }
 }

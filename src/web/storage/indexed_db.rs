@@ -42,20 +42,19 @@ extern "C" {
     ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbQuarantineKeys)]
     fn idb_quarantine_keys(db: &JsValue, area: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = storagePersist)]
-    fn storage_persist() -> js_sys::Promise;
+    #[wasm_bindgen(js_name = storagePersistence)]
+    fn storage_persistence(ask: bool) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbDeleteDatabase)]
     fn idb_delete_database(name: &str) -> js_sys::Promise;
 }
 
-/// Asks the browser not to evict this origin's storage
-/// (`navigator.storage.persist()`): `Some(granted)`, or `None` where there
-/// is no StorageManager.
-pub async fn request_persistence() -> Option<bool> {
-    let answer = wasm_bindgen_futures::JsFuture::from(storage_persist())
-        .await
-        .ok()?;
-    answer.as_bool()
+/// Whether the browser keeps this origin's storage under pressure, as a
+/// promise of `true`, `false` or `null` (no StorageManager) that never
+/// rejects; with `ask`, asks for it (`navigator.storage.persist()`). Not
+/// awaited by anything of the client: Firefox answers only when the user
+/// answers its permission prompt.
+pub fn persistence(ask: bool) -> js_sys::Promise {
+    storage_persistence(ask)
 }
 
 /// The database name of a namespace.
