@@ -21,6 +21,11 @@ module() { # out-name, cargo feature arguments
   wasm-bindgen --target web --out-dir pkg --out-name "$name" \
     target/release-wasm/wasm32-unknown-unknown/release/wow_command_client.wasm 2> >(grep -v target_features >&2)
   node scripts/strip-wasm.mjs "pkg/${name}_bg.wasm"
+  # wasm-bindgen declares `[Symbol.dispose]()` on every class, which a lib
+  # before esnext.disposable does not know (TS2550 under es2022 without
+  # skipLibCheck). Declaring the symbol merges with the lib where it has it,
+  # so `using client = …` still type-checks there.
+  sed -i '0,/^\/\* eslint-disable \*\//s//&\n\ndeclare global {\n  interface SymbolConstructor { readonly dispose: unique symbol }\n}/' "pkg/${name}.d.ts"
 }
 module wow_command_client
 module consumer --no-default-features --features consumer

@@ -1,6 +1,10 @@
 /* tslint:disable */
 /* eslint-disable */
 
+declare global {
+  interface SymbolConstructor { readonly dispose: unique symbol }
+}
+
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
     get(key: string): Promise<string | null> | string | null;
