@@ -55,8 +55,9 @@ export function sizeReportModule() {
   const release = readFileSync(join(root, "scripts/release-toolchain.sh"), "utf8");
   const toolchain = /RELEASE_TOOLCHAIN=(\S+)/.exec(release)[1];
   const rustflags = /RELEASE_RUSTFLAGS="([^"]+)"/.exec(release)[1];
+  const buildStd = /RELEASE_BUILD_STD="([^"]+)"/.exec(release)[1].split(" ");
   execFileSync("cargo", ["build", "-q", "--profile", "size-report", "--target", "wasm32-unknown-unknown", "--lib",
-    "-Z", "build-std=std,panic_abort", "--target-dir", "target/release-wasm"], { cwd: root, stdio: "inherit",
+    ...buildStd, "--target-dir", "target/release-wasm"], { cwd: root, stdio: "inherit",
     env: { ...process.env, RUSTUP_TOOLCHAIN: toolchain, RUSTFLAGS: rustflags } });
   return join(root, "target/release-wasm/wasm32-unknown-unknown/size-report/wow_command_client.wasm");
 }

@@ -16,7 +16,7 @@ rm -rf pkg
 module() { # out-name, cargo feature arguments
   local name=$1; shift
   RUSTUP_TOOLCHAIN=$RELEASE_TOOLCHAIN RUSTFLAGS="$RELEASE_RUSTFLAGS" \
-    cargo build --release --lib --target wasm32-unknown-unknown -Z build-std=std,panic_abort \
+    cargo build --release --lib --target wasm32-unknown-unknown $RELEASE_BUILD_STD \
       --target-dir target/release-wasm "$@" >&2
   wasm-bindgen --target web --out-dir pkg --out-name "$name" \
     target/release-wasm/wasm32-unknown-unknown/release/wow_command_client.wasm 2> >(grep -v target_features >&2)

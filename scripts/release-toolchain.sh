@@ -10,3 +10,7 @@ RELEASE_TOOLCHAIN=nightly-2026-10-30
 # and no stored text of the crate may rely on Debug (fingerprints write floats
 # with their own writer, tested equal to Debug's text natively).
 RELEASE_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none"
+# How std is rebuilt for the module: with panic_abort, and std's own
+# `optimize_for_size` feature (smaller sort, formatting and collection code
+# paths in std itself: -2.0 KB gzip of the client download, measured).
+RELEASE_BUILD_STD="-Z build-std=std,panic_abort -Z build-std-features=optimize_for_size"
