@@ -51,6 +51,11 @@ suite api            scripts/check-api.sh
 start_gateway
 suite wasm-chromium  env WASM_BINDGEN_USE_BROWSER=1 \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
+# The same browser suites in Firefox and WebKit (tests/support/engines.mjs).
+suite wasm-firefox   env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=firefox \
+                     cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
+suite wasm-webkit    env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=webkit \
+                     cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
 suite edge           node --test tests/edge/
 suite bundler        node --test tests/bundler/

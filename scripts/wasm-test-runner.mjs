@@ -20,11 +20,14 @@
 //   WASM_TEST_START_TIMEOUT  the page has started the tests      (default 60)
 //   WASM_TEST_IDLE_TIMEOUT   the page printed something new      (default 180)
 //   WASM_TEST_TOTAL_TIMEOUT  the whole binary                    (default 900)
+// WASM_TEST_ENGINE picks the browser: chromium (default), firefox or webkit
+// (tests/support/engines.mjs); the console is collected in Chromium only.
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { readFile, rm } from "node:fs/promises";
 import { basename, extname, join, normalize } from "node:path";
 import { launchChromium } from "../tests/support/browser.mjs";
+import { launch } from "../tests/support/engines.mjs";
 
 const args = process.argv.slice(2);
 const binary = basename(args.find((a) => a.endsWith(".wasm")) ?? "the test binary");
@@ -158,6 +161,9 @@ function serve(dir) {
 }
 
 async function runPage(url) {
+  const engine = process.env.WASM_TEST_ENGINE || "chromium";
+  say(`${binary}: in ${engine}`);
+  if (engine !== "chromium") return runOtherEngine(engine, url);
   browser = await launchChromium();
   const tab = await browser.newPage();
   const consoleLines = [];
@@ -170,14 +176,27 @@ async function runPage(url) {
   tab.on("crash", () => consoleLines.push("the page crashed"));
   tab.on("requestfailed", (r) => consoleLines.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`));
 
-  const began = Date.now();
   await tab.goto(url, { waitUntil: "commit", timeout: bounds.start });
+  return follow(() => tab.evaluate(() => document.getElementById("output")?.textContent ?? ""), consoleLines);
+}
+
+/** Firefox or WebKit, through tests/support/engines.mjs. */
+async function runOtherEngine(engine, url) {
+  browser = await launch(engine);
+  const tab = await browser.newPage();
+  await tab.goto(url);
+  return follow(() => tab.evaluate(() => document.getElementById("output")?.textContent ?? ""), []);
+}
+
+/** Prints the page's output as it grows until its result line; the exit status. */
+async function follow(output, consoleLines) {
+  const began = Date.now();
   let printed = 0;
   let text = "";
   let started = false;
   let lastProgress = Date.now();
   for (;;) {
-    text = await tab.evaluate(() => document.getElementById("output")?.textContent ?? "");
+    text = await output();
     if (!started && !text.startsWith("Loading scripts...")) started = true;
     if (started && text.length > printed) {
       process.stdout.write(text.slice(printed));

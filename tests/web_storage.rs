@@ -215,9 +215,19 @@ async fn state_changes_reach_other_contexts() {
 }
 
 #[wasm_bindgen_test]
-async fn persistence_can_be_requested() {
-    // Headless Chromium answers without a prompt; the answer is a boolean.
-    assert!(indexed_db::request_persistence().await.is_some());
+async fn whether_storage_is_kept_is_answered_without_a_prompt() {
+    // Reading (not asking) never prompts, in any engine: a boolean. Asking
+    // is tested end to end in each engine (tests/e2e/persistence.test.mjs),
+    // where Firefox's prompt stays unanswered.
+    let answer = wasm_bindgen_futures::JsFuture::from(indexed_db::persistence(false))
+        .await
+        .unwrap();
+    // A boolean where there is a StorageManager (Chromium, Firefox), null
+    // where there is none (WebKitGTK's MiniBrowser).
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap();
+    let manager = js_sys::Reflect::get(&navigator, &"storage".into()).unwrap();
+    assert_eq!(answer.as_bool().is_some(), !manager.is_undefined());
+    assert_eq!(answer.is_null(), manager.is_undefined());
 }
 
 /// A localStorage journal in a page whose own data left ~40 KB of the quota:
