@@ -2,9 +2,11 @@
 // hold in each: Chromium (Debian's, through playwright-core), Firefox (Debian's
 // firefox-esr, through puppeteer-core over WebDriver BiDi) and WebKit
 // (WebKitGTK's MiniBrowser, through WebKitWebDriver and selenium-webdriver,
-// on an Xvfb display). Each page offers `goto(url)`, `evaluate(fn, arg)` (an
-// async function run in the page, its JSON result returned) and
-// `waitFor(fn, arg, timeoutMs)`; each browser `newPage()` and `close()`.
+// on an Xvfb display). A browser offers `newContext()` (pages that share
+// storage, Web Locks and BroadcastChannel, like tabs of one profile),
+// `newPage()` (a page in a context of its own) and `close()`; a page
+// `goto(url)`, `evaluate(fn, arg)` (an async function run in the page, its
+// JSON result returned), `waitFor(fn, arg, timeoutMs)` and `close()`.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
@@ -44,21 +46,37 @@ async function poll(check, timeoutMs) {
   }
 }
 
+/** `newPage()` as a page in a context of its own. */
+const withOwnContexts = (browser) => ({
+  ...browser,
+  async newPage() {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    return { ...page, close: () => context.close() };
+  },
+});
+
 async function chromium() {
   const browser = await launchChromium();
-  return {
+  return withOwnContexts({
     engine: "chromium",
-    async newPage() {
-      const page = await (await browser.newContext()).newPage();
+    async newContext() {
+      const context = await browser.newContext();
       return {
-        goto: (url) => page.goto(url),
-        evaluate: (fn, arg) => page.evaluate(fn, arg),
-        waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
-        close: () => page.context().close(),
+        async newPage() {
+          const page = await context.newPage();
+          return {
+            goto: (url) => page.goto(url),
+            evaluate: (fn, arg) => page.evaluate(fn, arg),
+            waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
+            close: () => page.close(),
+          };
+        },
+        close: () => context.close(),
       };
     },
     close: () => browser.close(),
-  };
+  });
 }
 
 async function firefox() {
@@ -72,20 +90,25 @@ async function firefox() {
       "datareporting.policy.dataSubmissionEnabled": false, "toolkit.telemetry.enabled": false,
       "network.captive-portal-service.enabled": false, "browser.safebrowsing.update.enabled": false },
   });
-  return {
+  return withOwnContexts({
     engine: "firefox",
-    async newPage() {
+    async newContext() {
       const context = await browser.createBrowserContext();
-      const page = await context.newPage();
       return {
-        goto: (url) => page.goto(url),
-        evaluate: (fn, arg) => page.evaluate(fn, arg),
-        waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
+        async newPage() {
+          const page = await context.newPage();
+          return {
+            goto: (url) => page.goto(url),
+            evaluate: (fn, arg) => page.evaluate(fn, arg),
+            waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
+            close: () => page.close(),
+          };
+        },
         close: () => context.close(),
       };
     },
     close: () => browser.close(),
-  };
+  });
 }
 
 /** A free TCP port on loopback. */
@@ -111,35 +134,59 @@ async function webkit() {
     { stdio: "ignore", env: { ...process.env, DISPLAY: display } }));
   const server = `http://127.0.0.1:${port}`;
   await poll(async () => { try { return (await fetch(`${server}/status`)).ok; } catch { return false; } }, 10_000);
-  const drivers = [];
+  const drivers = new Set();
   const stop = () => { for (const c of children) c.kill("SIGKILL"); };
-  return {
+  return withOwnContexts({
     engine: "webkit",
-    async newPage() {
-      // One MiniBrowser per page: WebKitWebDriver drives one session each.
+    // A context is one MiniBrowser (WebKitWebDriver drives one per
+    // session); its pages are its windows, each command run in its window
+    // in turn, so a page's wait goes in the page itself (start it, then
+    // poll), never in a script that blocks the session.
+    async newContext() {
       const driver = await new Builder().usingServer(server).withCapabilities({
         browserName: "MiniBrowser",
         "webkitgtk:browserOptions": { binary: miniBrowserPath, args: ["--automation"] },
       }).build();
-      drivers.push(driver);
-      await driver.manage().setTimeouts({ script: 60_000 });
-      const evaluate = async (fn, arg) => {
-        const r = await driver.executeAsyncScript(`const done = arguments[arguments.length - 1];
-          Promise.resolve().then(() => (${fn})(arguments[0]))
-            .then((value) => done({ value: value === undefined ? null : value }), (e) => done({ error: String(e && e.stack || e) }));`, arg ?? null);
-        if (r && "error" in r) throw new Error(r.error);
-        return r?.value;
+      drivers.add(driver);
+      await driver.manage().setTimeouts({ script: 60_000, pageLoad: 60_000 });
+      let turn = Promise.resolve();
+      const inWindow = (handle, f) => {
+        const run = turn.then(async () => { await driver.switchTo().window(handle); return f(); });
+        turn = run.catch(() => {});
+        return run;
       };
+      let first = true;
       return {
-        goto: (url) => driver.get(url),
-        evaluate,
-        waitFor: (fn, arg, timeoutMs) => poll(() => evaluate(fn, arg).catch(() => null), timeoutMs),
-        close: async () => { await driver.quit().catch(() => {}); drivers.splice(drivers.indexOf(driver), 1); },
+        async newPage() {
+          const handle = first ? await driver.getWindowHandle()
+            : await inWindow(await driver.getWindowHandle(), async () => {
+              await driver.switchTo().newWindow("tab");
+              return driver.getWindowHandle();
+            });
+          first = false;
+          const evaluate = async (fn, arg) => {
+            const r = await inWindow(handle, () => driver.executeAsyncScript(`const done = arguments[arguments.length - 1];
+              Promise.resolve().then(() => (${fn})(arguments[0]))
+                .then((value) => done({ value: value === undefined ? null : value }), (e) => done({ error: String(e && e.stack || e) }));`, arg ?? null));
+            if (r && "error" in r) throw new Error(r.error);
+            return r?.value;
+          };
+          return {
+            goto: (url) => inWindow(handle, () => driver.get(url)),
+            evaluate,
+            waitFor: (fn, arg, timeoutMs) => poll(() => evaluate(fn, arg).catch(() => null), timeoutMs),
+            close: () => inWindow(handle, () => driver.close()).catch(() => {}),
+          };
+        },
+        async close() {
+          drivers.delete(driver);
+          await driver.quit().catch(() => {});
+        },
       };
     },
     async close() {
-      await Promise.all(drivers.map((d) => d.quit().catch(() => {})));
+      await Promise.all([...drivers].map((d) => d.quit().catch(() => {})));
       stop();
     },
-  };
+  });
 }

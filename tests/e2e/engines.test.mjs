@@ -1,0 +1,227 @@
+// The promise, in Chromium, Firefox and WebKit against the gateway: send, a
+// stage stream read with `for await`, a lost answer confirmed by history, an
+// abort that ends only the wait, a reload mid-flight finished by the next
+// page, two tabs sending one key, a full localStorage, and an idempotent
+// consumer across two tabs. Each engine's pages load the built package from
+// /pkg/ on the gateway's origin, as an app would.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startGateway } from "../support/gateway.mjs";
+import { available, engines, launch } from "../support/engines.mjs";
+
+let gateway;
+before(async () => { gateway = await startGateway({ www: true, quiet: true }); });
+after(async () => { await gateway?.stop(); });
+
+const unique = (prefix) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+
+async function createAccount() {
+  const id = unique("eng");
+  const r = await fetch(`${gateway.base}/account/create_account`, {
+    method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
+    body: JSON.stringify({ name: id, balance: 1_000_000 }) });
+  assert.equal(r.status, 200);
+  return id;
+}
+
+const rule = (id, fault, extra = {}) => gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault, times: 1, ...extra }] });
+
+/** Opens the package in `page` with `window.client` over `storage` in namespace `ns`. */
+async function open(page, ns, storage = "indexedDB") {
+  await page.goto(`${gateway.base}/pkg/index.js`);
+  await page.evaluate(async ({ ns, storage }) => {
+    const { default: init, WowClient } = await import("/pkg/index.js");
+    await init();
+    window.client = await WowClient.connect({ baseUrl: location.origin, storage, namespace: ns,
+      timeoutMs: 4_000, retry: { baseMs: 50 } });
+    window.lock = (id, extra = {}) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 }, ...extra });
+    window.errorOf = (e) => ({ name: e.name, code: e.code, outcome: e.outcome, appended: e.appended, intentId: e.intentId, requestId: e.requestId });
+  }, { ns, storage });
+}
+
+/** The record of `intentId` once settled (or the last one seen after `timeoutMs`). */
+const settled = (page, intentId, timeoutMs = 20_000) => page.waitFor(async (intentId) => {
+  const r = (await window.client.intents()).find((i) => i.intentId === intentId);
+  return r && ["succeeded", "rejected", "conflict"].includes(r.state) ? { state: r.state, attempts: r.attempts.length } : null;
+}, intentId, timeoutMs);
+
+const cases = {
+  async "send and a stage stream read with for await"(browser) {
+    const id = await createAccount();
+    const page = await browser.newPage();
+    await open(page, unique("stream"));
+    const r = await page.evaluate(async (id) => {
+      const sent = await window.client.sendAndWait(window.lock(id));
+      const stages = [];
+      const stream = window.client.sendAndWaitStream(window.lock(id, { waitStage: "SNAPSHOT" }));
+      for await (const element of stream) stages.push([element.stage, element.succeeded]);
+      const outcome = await stream.outcome;
+      return { sent: [sent.stage, sent.requestId], stages, outcome: [outcome.status, outcome.requestId] };
+    }, id);
+    assert.equal(r.sent[0], "PROCESSED");
+    assert.deepEqual(r.stages.map(([s]) => s), ["SENT", "PROCESSED", "SNAPSHOT"]);
+    assert.ok(r.stages.every(([, ok]) => ok === true), JSON.stringify(r.stages));
+    assert.equal(r.outcome[0], "succeeded");
+    assert.equal(await gateway.stored("account", id, r.sent[1]), 1);
+    assert.equal(await gateway.stored("account", id, r.outcome[1]), 1);
+    await page.close();
+  },
+
+  async "a lost answer is confirmed by history, never resent"(browser) {
+    const id = await createAccount();
+    await rule(id, "drop_response_after_append");
+    const page = await browser.newPage();
+    await open(page, unique("lost"));
+    const r = await page.evaluate(async (id) => {
+      const o = await window.client.send(window.lock(id));
+      return { status: o.status, requestId: o.requestId, attempts: o.attempts, appended: o.appended };
+    }, id);
+    assert.equal(r.status, "succeeded");
+    assert.equal(r.appended, true);
+    assert.equal(r.attempts, 1, "confirmed, not resent");
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", id, r.requestId), 1);
+    await page.close();
+  },
+
+  async "an abort ends the wait at once; the same client finishes the intent, once"(browser) {
+    const id = await createAccount();
+    await rule(id, "delay", { delayMs: 1_500 });
+    const page = await browser.newPage();
+    await open(page, unique("abort"));
+    const e = await page.evaluate(async (id) => {
+      const ac = new AbortController();
+      const call = window.client.sendAndWait(window.lock(id), { signal: ac.signal });
+      await new Promise((r) => setTimeout(r, 400));
+      const t0 = performance.now();
+      ac.abort();
+      const error = await call.catch((e) => e);
+      return { ...window.errorOf(error), waited: performance.now() - t0 };
+    }, id);
+    assert.equal(e.code, "Aborted");
+    assert.equal(e.appended, null);
+    assert.ok(e.waited < 200, `the wait ended at once (${e.waited.toFixed(0)} ms)`);
+    assert.deepEqual(await settled(page, e.intentId), { state: "succeeded", attempts: 1 });
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", id, e.requestId), 1);
+    await page.close();
+  },
+
+  async "a reload mid-flight: the next page's resume() finishes the intent, once"(browser) {
+    const id = await createAccount();
+    await rule(id, "delay", { delayMs: 1_500 });
+    const ns = unique("reload");
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await open(page, ns);
+    const started = await page.evaluate(async (id) => {
+      window.client.sendAndWait(window.lock(id)).catch(() => {});
+      for (;;) {
+        const [r] = await window.client.intents();
+        if (r && r.attempts.length) return { intentId: r.intentId, requestId: r.requestId };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }, id);
+    await open(page, ns); // the reload: a new document, the old one's wait gone
+    const report = await page.evaluate(async () => {
+      const r = await window.client.resume();
+      return { driven: r.driven.map((o) => [o.intentId, o.status]), busy: r.busy };
+    });
+    const outcome = report.driven.find(([intentId]) => intentId === started.intentId)?.[1]
+      ?? (await settled(page, started.intentId))?.state;
+    assert.equal(outcome, "succeeded", JSON.stringify(report));
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", id, started.requestId), 1);
+    await context.close();
+  },
+
+  async "two tabs sending one key: one intent, one requestId, appended once"(browser) {
+    const id = await createAccount();
+    await rule(id, "delay", { delayMs: 300 });
+    const ns = unique("tabs");
+    const context = await browser.newContext();
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    await open(a, ns);
+    await open(b, ns);
+    const start = (page) => page.evaluate((id) => {
+      window.done = window.client.send(window.lock(id, { intentKey: `order-${id}` }))
+        .then((o) => ({ status: o.status, requestId: o.requestId }), (e) => window.errorOf(e));
+      window.done.then((r) => { window.result = r; });
+    }, id);
+    await Promise.all([start(a), start(b)]);
+    const results = await Promise.all([a, b].map((p) => p.waitFor(() => window.result ?? null, null, 20_000)));
+    assert.equal(results[0].requestId, results[1].requestId, JSON.stringify(results));
+    const settledBoth = await Promise.all([a, b].map((p) => settled(p, results[0].requestId)));
+    assert.deepEqual(settledBoth.map((r) => r?.state), ["succeeded", "succeeded"]);
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", id, results[0].requestId), 1);
+    await context.close();
+  },
+
+  async "a full localStorage: every command still goes out, the app's data untouched"(browser) {
+    const id = await createAccount();
+    const page = await browser.newPage();
+    await open(page, unique("full"), "localStorage");
+    const r = await page.evaluate(async (id) => {
+      localStorage.setItem("app/reserve", "r".repeat(20_000));
+      let chunk = 1 << 20, n = 0;
+      while (chunk >= 1) { try { localStorage.setItem(`app/fill/${n}`, "f".repeat(chunk)); n += 1; } catch { chunk >>= 1; } }
+      localStorage.removeItem("app/reserve");
+      const app = () => Object.keys(localStorage).filter((k) => k.startsWith("app/")).length;
+      const before = app();
+      const results = [];
+      for (let i = 0; i < 60; i += 1) {
+        results.push(await window.client.sendAndWait(window.lock(id)).then((r) => r.requestId, (e) => `${e.code}: ${e.message}`));
+      }
+      return { results, before, after: app(), kept: (await window.client.intents()).length };
+    }, id);
+    const refused = r.results.filter((x) => x.includes(":"));
+    assert.deepEqual(refused, [], "every command went out");
+    assert.equal(r.after, r.before, "the app's data is untouched");
+    assert.ok(r.kept < 60, `settled intents made room (${r.kept} kept)`);
+    const counts = await Promise.all(r.results.map((requestId) => gateway.stored("account", id, requestId)));
+    assert.deepEqual(counts.filter((c) => c !== 1), []);
+    await page.close();
+  },
+
+  async "an idempotent consumer in two tabs: one identity, one effect"(browser) {
+    const ns = unique("consumer");
+    const context = await browser.newContext();
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    for (const page of [a, b]) {
+      await page.goto(`${gateway.base}/pkg/index.js`);
+      await page.evaluate(async (ns) => {
+        const sdk = await import("/pkg/consumer-web.js");
+        await sdk.default();
+        window.effects = 0;
+        window.consumer = await sdk.IdempotentConsumer.open({ namespace: ns });
+      }, ns);
+    }
+    const deliver = (page) => page.evaluate(() => {
+      window.consumer.handle("order-7:shipped", async (key) => {
+        window.effects += 1;
+        await new Promise((r) => setTimeout(r, 300));
+        return { mail: `sent for ${key}` };
+      }).then((o) => { window.result = { status: o.status, result: o.result, effects: window.effects }; },
+        (e) => { window.result = { error: String(e) }; });
+    });
+    await Promise.all([deliver(a), deliver(b)]);
+    const [ra, rb] = await Promise.all([a, b].map((p) => p.waitFor(() => window.result ?? null, null, 20_000)));
+    assert.equal(ra.effects + rb.effects, 1, `the effect ran once across both tabs: ${JSON.stringify([ra, rb])}`);
+    assert.deepEqual([ra.status, rb.status].sort(), ["ran", "skipped"]);
+    assert.deepEqual(ra.result, rb.result);
+    await context.close();
+  },
+};
+
+for (const engine of engines) {
+  test(`${engine}: the promise end to end`, { timeout: 300_000,
+    skip: !available(engine) && `${engine} is not installed (scripts/bootstrap.sh installs it)` }, async (t) => {
+    const browser = await launch(engine);
+    try {
+      for (const [name, run] of Object.entries(cases)) await t.test(name, () => run(browser));
+    } finally {
+      await browser.close();
+    }
+  });
+}
