@@ -31,6 +31,10 @@ module wow_command_client
 module consumer --no-default-features --features consumer
 # The glue and the snippets, minified (terser): what a browser downloads.
 node scripts/minify-js.mjs pkg/wow_command_client.js pkg/consumer.js $(find pkg/snippets -name '*.js')
+# Short names for each module's imports from its glue, in both (the hash
+# digits of wasm-bindgen's names are what gzip cannot shrink).
+node scripts/short-imports.mjs pkg/wow_command_client_bg.wasm pkg/wow_command_client.js
+node scripts/short-imports.mjs pkg/consumer_bg.wasm pkg/consumer.js
 snippets=$(cd pkg && ls -d snippets/*)
 # A glue module and a .d.ts per API; an entry per runtime, differing only in
 # how the .wasm is loaded. Every entry's default export is `init()`: the web

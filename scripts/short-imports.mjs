@@ -1,0 +1,94 @@
+// Gives the module's imports from its own glue short names, in the .wasm and
+// in the glue alike. wasm-bindgen names each one `__wbg_<name>_<16 hex
+// digits>`: about a hundred of them, each written twice (the import section
+// and the glue's import object), and their hash digits are what gzip cannot
+// shrink. The snippets' imports keep their names (their exports are theirs).
+// Refuses, changing nothing, unless every renamed import is found exactly
+// once in the glue as a key.
+//
+//   node scripts/short-imports.mjs pkg/wow_command_client_bg.wasm pkg/wow_command_client.js
+import { readFileSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
+import { leb, sections } from "./wasm-sections.mjs";
+
+const [wasmPath, gluePath] = process.argv.slice(2);
+const bytes = readFileSync(wasmPath);
+let glue = readFileSync(gluePath, "utf8");
+const own = `./${basename(gluePath).replace(/\.js$/, "")}_bg.js`;
+
+/** An unsigned LEB128. */
+function uleb(n) {
+  const out = [];
+  do {
+    let byte = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) byte |= 0x80;
+    out.push(byte);
+  } while (n > 0);
+  return Buffer.from(out);
+}
+
+const name = (s) => { const b = Buffer.from(s, "utf8"); return Buffer.concat([uleb(b.length), b]); };
+
+/** The n-th short name: a … z, A … Z, then two letters and so on. */
+function short(n) {
+  const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  let s = "";
+  do { s = letters[n % 52] + s; n = Math.floor(n / 52) - 1; } while (n >= 0);
+  return s;
+}
+
+const section = sections(bytes).find((s) => s.name === "import");
+let at = section.start;
+const end = section.start + section.size;
+let count;
+[count, at] = leb(bytes, at);
+const readName = () => {
+  let len;
+  [len, at] = leb(bytes, at);
+  const s = bytes.subarray(at, at + len).toString("utf8");
+  at += len;
+  return s;
+};
+const limits = () => {
+  const flags = bytes[at++];
+  [, at] = leb(bytes, at);
+  if (flags & 1) [, at] = leb(bytes, at);
+};
+const parts = [uleb(count)];
+const renamed = new Map();
+for (let i = 0; i < count; i += 1) {
+  const module = readName();
+  const field = readName();
+  const descFrom = at;
+  const kind = bytes[at++];
+  if (kind === 0) [, at] = leb(bytes, at); // function: type index
+  else if (kind === 1) { at += 1; limits(); } // table: reference type, limits
+  else if (kind === 2) limits(); // memory
+  else if (kind === 3) at += 2; // global: value type, mutability
+  else if (kind === 4) { at += 1; [, at] = leb(bytes, at); } // tag
+  else throw new Error(`import ${module}.${field}: unknown kind ${kind}`);
+  let newField = field;
+  if (module === own) {
+    newField = short(renamed.size);
+    renamed.set(field, newField);
+  }
+  parts.push(name(module), name(newField), bytes.subarray(descFrom, at));
+}
+if (at !== end) throw new Error("the import section was not read to its end");
+
+for (const [from, to] of renamed) {
+  const key = new RegExp(`(?<![\\w$])${from}(?![\\w$])`, "g");
+  const found = glue.match(key)?.length ?? 0;
+  if (found !== 1 || !glue.includes(`${from}:`)) {
+    throw new Error(`${from}: found ${found} times in ${gluePath}, not once as a key; nothing was changed`);
+  }
+  glue = glue.replace(`${from}:`, `${to}:`);
+}
+
+const content = Buffer.concat(parts);
+const out = Buffer.concat([bytes.subarray(0, section.from), Buffer.from([2]), uleb(content.length), content, bytes.subarray(end)]);
+await WebAssembly.compile(out);
+writeFileSync(wasmPath, out);
+writeFileSync(gluePath, glue);
+console.error(`${basename(wasmPath)}: ${renamed.size} imports renamed`);
