@@ -3,8 +3,10 @@
 // digits>`: about a hundred of them, each written twice (the import section
 // and the glue's import object), and their hash digits are what gzip cannot
 // shrink. The snippets' imports keep their names (their exports are theirs).
+// The module's function and table exports, which only the glue reads (as
+// `wasm.<name>`), get short names too; `memory` and the globals keep theirs.
 // Refuses, changing nothing, unless every renamed import is found exactly
-// once in the glue as a key.
+// once in the glue as a key, and every renamed export only as a property.
 //
 //   node scripts/short-imports.mjs pkg/wow_command_client_bg.wasm pkg/wow_command_client.js
 import { readFileSync, writeFileSync } from "node:fs";
@@ -86,9 +88,40 @@ for (const [from, to] of renamed) {
   glue = glue.replace(`${from}:`, `${to}:`);
 }
 
-const content = Buffer.concat(parts);
-const out = Buffer.concat([bytes.subarray(0, section.from), Buffer.from([2]), uleb(content.length), content, bytes.subarray(end)]);
+const imports = Buffer.concat(parts);
+
+// The exports: each a name, a kind (0 function, 1 table, 2 memory, 3 global)
+// and an index.
+const exportSection = sections(bytes).find((s) => s.name === "export");
+at = exportSection.start;
+[count, at] = leb(bytes, at);
+const exportParts = [uleb(count)];
+let renamedExports = 0;
+for (let i = 0; i < count; i += 1) {
+  const field = readName();
+  const descFrom = at;
+  const kind = bytes[at++];
+  [, at] = leb(bytes, at);
+  let newField = field;
+  if (kind === 0 || kind === 1) {
+    const any = glue.match(new RegExp(`(?<![\\w$])${field}(?![\\w$])`, "g"))?.length ?? 0;
+    const asProperty = glue.match(new RegExp(`\\.${field}(?![\\w$])`, "g"))?.length ?? 0;
+    if (any !== asProperty) throw new Error(`export ${field}: read ${any - asProperty} times otherwise than as a property; nothing was changed`);
+    if (any > 0) {
+      newField = `_${short(renamedExports++)}`;
+      glue = glue.replace(new RegExp(`\\.${field}(?![\\w$])`, "g"), `.${newField}`);
+    }
+  }
+  exportParts.push(name(newField), bytes.subarray(descFrom, at));
+}
+if (at !== exportSection.start + exportSection.size) throw new Error("the export section was not read to its end");
+const exports = Buffer.concat(exportParts);
+
+const rebuilt = [bytes.subarray(0, section.from), Buffer.from([2]), uleb(imports.length), imports,
+  bytes.subarray(end, exportSection.from), Buffer.from([7]), uleb(exports.length), exports,
+  bytes.subarray(exportSection.start + exportSection.size)];
+const out = Buffer.concat(rebuilt);
 await WebAssembly.compile(out);
 writeFileSync(wasmPath, out);
 writeFileSync(gluePath, glue);
-console.error(`${basename(wasmPath)}: ${renamed.size} imports renamed`);
+console.error(`${basename(wasmPath)}: ${renamed.size} imports and ${renamedExports} exports renamed`);
