@@ -39,18 +39,17 @@ client.persistence.then((kept) => {
       : "Storage is best-effort: the browser may evict the journal under pressure.";
 });
 
-// State announcements from the client (a BroadcastChannel of our own
-// receives the client's posts, and other tabs').
+// Every intent's state changes, from this page, other tabs and the Service
+// Worker (client.subscribe).
 const history = new Map(); // intentId → [state, …]
 const cards = new Map();   // intentId → card
-const channel = new BroadcastChannel(`wow-command-client/${namespace}`);
-channel.onmessage = ({ data }) => {
-  const states = history.get(data.intentId) || [];
-  if (states[states.length - 1] !== data.state) states.push(data.state);
-  history.set(data.intentId, states);
-  cards.get(data.intentId)?.renderStates();
+client.subscribe((event) => {
+  const states = history.get(event.intentId) || [];
+  if (states[states.length - 1] !== event.state) states.push(event.state);
+  history.set(event.intentId, states);
+  cards.get(event.intentId)?.renderStates();
   scheduleRefresh();
-};
+});
 
 // ------------------------------------------------------------------ cards
 

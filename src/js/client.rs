@@ -31,6 +31,12 @@ extern "C" {
     #[wasm_bindgen(js_name = watchFor, catch)]
     fn watch_for(options: &JsValue) -> Result<JsValue, JsValue>;
     fn abortable(promise: &js_sys::Promise, watch: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = subscribeIntents, catch)]
+    fn subscribe_intents(
+        channel: &str,
+        listener: &JsValue,
+        filter: &JsValue,
+    ) -> Result<js_sys::Function, JsValue>;
     #[wasm_bindgen(js_name = awaitDownstream)]
     fn await_downstream(
         plan: &JsValue,
@@ -420,6 +426,20 @@ impl WowClient {
         let answer = indexed_db::persistence(true);
         *self.persistence.borrow_mut() = answer.clone();
         ended_by(answer, &waiting)
+    }
+
+    /// Calls `listener` with an event per state change of an intent of this
+    /// namespace, written by this client, another tab or the Service Worker;
+    /// `filter` narrows it (`intentId`, `intentKey`, `states`). Returns the
+    /// function that stops it; unsubscribing never withdraws an intent.
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: IntentEvent) => void")] listener: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "IntentFilter")] filter: Option<JsValue>,
+    ) -> Result<js_sys::Function, JsValue> {
+        let channel = crate::web::channel::channel_name(self.inner.journal.namespace());
+        subscribe_intents(&channel, &listener, &filter.unwrap_or(JsValue::UNDEFINED))
     }
 
     /// The namespace this client's intents live in.

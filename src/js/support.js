@@ -1,4 +1,5 @@
 import { callWithin } from "../web/runtime.js";
+import { channelListen } from "../web/channel.js";
 
 // The JS-side pieces of the API: the typed error class and the result
 // stream handle. Kept in plain JS so `instanceof CommandError` works and
@@ -172,4 +173,51 @@ export async function awaitDownstream(plan, options, checkDefault, headers, with
   }
   return { ...outcome, downstreamPending: reached ? null : stage, downstreamReached: reached ? stage : null,
     reason: reached ? outcome.reason : `${stage} not reached in time; the command stays appended` };
+}
+
+// `client.subscribe(listener, filter)`: one event per state change of an
+// intent of the namespace, written by this client, another tab or the
+// Service Worker (through BroadcastChannel; where there is none, this
+// runtime's clients only). Events are `version: 1`; an announcement from an
+// older build carries only intentId, state and revision, and its other
+// fields are null. An event older than one already delivered for the same
+// intent (a lower revision) is dropped. A listener that throws is ignored:
+// it changes nothing for the intents or the other listeners.
+export function subscribeIntents(channelName, listener, filter) {
+  if (typeof listener !== "function") invalid("subscribe(listener): listener must be a function");
+  const want = intentFilter(filter);
+  const delivered = new Map(); // intentId -> the newest revision delivered
+  return channelListen(channelName, (data) => {
+    if (!data || typeof data.intentId !== "string" || typeof data.state !== "string") return;
+    const revision = Number.isSafeInteger(data.revision) ? data.revision : 0;
+    const event = {
+      version: 1, intentId: data.intentId, state: data.state, revision,
+      intentKey: data.intentKey ?? null, requestId: data.requestId ?? null, aggregate: data.aggregate ?? null,
+      attempts: data.attempts ?? null, appended: data.appended ?? null, reason: data.reason ?? null,
+      errorCode: data.errorCode ?? null, at: data.at ?? null,
+    };
+    if (!want(event)) return;
+    if ((delivered.get(event.intentId) ?? -1) >= revision) return;
+    delivered.set(event.intentId, revision);
+    try { listener(event); } catch { /* the listener's own failure */ }
+  });
+}
+
+function intentFilter(filter) {
+  if (filter == null) return () => true;
+  let intentId, intentKey, states;
+  try {
+    if (Object(filter) !== filter) throw 0;
+    ({ intentId, intentKey, states } = filter);
+  } catch {
+    invalid("subscribe(listener, filter): filter must be an object { intentId?, intentKey?, states? }");
+  }
+  for (const [name, value] of [["intentId", intentId], ["intentKey", intentKey]]) {
+    if (value != null && typeof value !== "string") invalid(`subscribe filter.${name} must be a string`);
+  }
+  if (states != null && !(Array.isArray(states) && states.every((s) => typeof s === "string"))) {
+    invalid("subscribe filter.states must be an array of intent states");
+  }
+  return (e) => (intentId == null || e.intentId === intentId) && (intentKey == null || e.intentKey === intentKey)
+    && (states == null || states.includes(e.state));
 }

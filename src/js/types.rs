@@ -97,6 +97,37 @@ export interface ConnectOptions {
   checkDownstream?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
 }
 
+/**
+ * One state change of an intent (`client.subscribe`), from this client, another tab or the Service
+ * Worker. `version` 1; an announcement from an older build has only intentId, state and revision,
+ * and null in the other fields.
+ */
+export interface IntentEvent {
+  version: 1;
+  intentId: string;
+  intentKey: string | null;
+  requestId: string | null;
+  aggregate: IntentRecord["aggregate"] | null;
+  state: IntentState;
+  /** The record's revision: grows with every write of the intent. */
+  revision: number;
+  /** How many attempts were sent. */
+  attempts: number | null;
+  appended: boolean | null;
+  reason: string | null;
+  /** The last CommandResult's error code, when it was not "Ok". */
+  errorCode: string | null;
+  /** When the record was written (epoch ms). */
+  at: number | null;
+}
+
+/** What `client.subscribe` reports: every field given must match. */
+export interface IntentFilter {
+  intentId?: string;
+  intentKey?: string;
+  states?: IntentState[];
+}
+
 /** The last argument of every call that waits. */
 export interface CallOptions {
   /**

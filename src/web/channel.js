@@ -1,23 +1,53 @@
-// BroadcastChannel, kept to what the SDK needs (src/web/channel.rs).
+// BroadcastChannel, kept to what the SDK needs (src/web/channel.rs), and the
+// listeners of this runtime for runtimes without it (workerd), so that a
+// subscriber still hears what this runtime's clients write.
+
+const local = new Map(); // channel name -> Set of listeners, where there is no BroadcastChannel
 
 export function channelOpen(name) {
-  if (typeof BroadcastChannel === "undefined") return null;
+  if (typeof BroadcastChannel === "undefined") return { name };
   const channel = new BroadcastChannel(name);
   // Node.js: an open channel would keep the process alive after its work.
   if (typeof channel.unref === "function") channel.unref();
-  return channel;
+  return { name, channel };
 }
 
-// An intent's state for other tabs, `{ intentId, state, revision }`, posted
-// once the current task's work is done: a state written just before a send
-// is announced after the request has left, not before it. Not in a later
-// task: a Service Worker may be stopped once its event's work settles, and
-// its last announcement would be lost. A channel closed meanwhile (the
-// client freed) posts nothing.
-export function channelAnnounce(channel, intentId, state, revision) {
-  if (channel) queueMicrotask(() => { try { channel.postMessage({ intentId, state, revision }); } catch {} });
+// An intent's change for other tabs and subscribers (the message's JSON text:
+// `{ intentId, state, revision }`, which every build reads, and the event
+// fields of version 1 beside them), posted once the current task's work is
+// done: a state written just before a send is announced after the request
+// has left, not before it. Not in a later task: a Service Worker may be
+// stopped once its event's work settles, and its last announcement would be
+// lost. A channel closed meanwhile (the client freed) posts nothing.
+export function channelAnnounce(open, message) {
+  queueMicrotask(() => {
+    if (open.closed) return;
+    const data = JSON.parse(message);
+    if (open.channel) {
+      try { open.channel.postMessage(data); } catch {}
+    } else {
+      for (const listener of local.get(open.name) ?? []) listener(data);
+    }
+  });
 }
 
-export function channelClose(channel) {
-  if (channel) channel.close();
+export function channelClose(open) {
+  open.closed = true;
+  open.channel?.close();
+}
+
+// Hears every announcement on `name`: this runtime's clients, other tabs and
+// workers (through a BroadcastChannel of its own), or only this runtime's
+// where there is none. Returns the function that stops it.
+export function channelListen(name, listener) {
+  if (typeof BroadcastChannel === "undefined") {
+    if (!local.has(name)) local.set(name, new Set());
+    const own = (data) => listener(data);
+    local.get(name).add(own);
+    return () => { local.get(name)?.delete(own); };
+  }
+  const channel = new BroadcastChannel(name);
+  if (typeof channel.unref === "function") channel.unref();
+  channel.onmessage = (e) => listener(e.data);
+  return () => channel.close();
 }

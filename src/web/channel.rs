@@ -4,12 +4,22 @@
 
 use wasm_bindgen::prelude::*;
 
+use crate::core::journal::IntentRecord;
+use crate::core::protocol::ObjectWriter;
+
+/// The channel of a namespace's announcements.
+pub fn channel_name(namespace: &str) -> String {
+    let mut name = String::from("wow-command-client/");
+    name.push_str(namespace);
+    name
+}
+
 #[wasm_bindgen(module = "/src/web/channel.js")]
 extern "C" {
     #[wasm_bindgen(js_name = channelOpen)]
     fn channel_open(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = channelAnnounce)]
-    fn channel_announce(channel: &JsValue, intent_id: &str, state: &str, revision: f64);
+    fn channel_announce(channel: &JsValue, message: &str);
     #[wasm_bindgen(js_name = channelClose)]
     fn channel_close(channel: &JsValue);
 }
@@ -21,17 +31,40 @@ pub struct Announcer {
 }
 
 impl Announcer {
-    /// Opens the channel of `namespace` (a no-op where BroadcastChannel is missing).
+    /// Opens the channel of `namespace` (where BroadcastChannel is missing,
+    /// only this runtime's subscribers hear it).
     pub fn open(namespace: &str) -> Announcer {
         Announcer {
-            raw: channel_open(&format!("wow-command-client/{namespace}")),
+            raw: channel_open(&channel_name(namespace)),
         }
     }
 
-    /// Announces an intent's state, `{ intentId, state, revision }`, once
-    /// the current task's work is done (after a send it precedes).
-    pub fn announce(&self, intent_id: &str, state: &str, revision: u64) {
-        channel_announce(&self.raw, intent_id, state, revision as f64);
+    /// Announces a record written at `revision`, once the current task's
+    /// work is done (after a send it precedes): `{ intentId, state,
+    /// revision }`, which tabs on every build read, and beside them the
+    /// public fields of a version-1 intent event (`client.subscribe`).
+    pub fn announce(&self, record: &IntentRecord, revision: u64) {
+        let error_code = record
+            .last_result
+            .as_ref()
+            .map(|r| r.error_code.as_str())
+            .filter(|code| *code != "Ok")
+            .map(str::to_owned);
+        let message = ObjectWriter::new()
+            .put("intentId", &record.intent_id)
+            .put("state", record.state.as_str())
+            .put("revision", &revision)
+            .put("v", &1u32)
+            .some("intentKey", &record.intent_key)
+            .put("requestId", &record.request_id)
+            .put("aggregate", &record.aggregate)
+            .put("attempts", &(record.attempts.len() as u32))
+            .some("appended", &record.appended)
+            .some("reason", &record.reason)
+            .some("errorCode", &error_code)
+            .put("at", &record.updated_at)
+            .done();
+        channel_announce(&self.raw, &crate::web::json_text(&message));
     }
 }
 

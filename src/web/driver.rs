@@ -92,8 +92,7 @@ impl Client {
 
     /// Announces a record as written at `revision`.
     fn announce(&self, record: &IntentRecord, revision: u64) {
-        self.announcer
-            .announce(&record.intent_id, record.state.as_str(), revision);
+        self.announcer.announce(record, revision);
     }
 
     /// Drives one intent to an outcome; stream elements go to `on_element`

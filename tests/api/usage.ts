@@ -2,7 +2,7 @@
 // the README's usage must type-check, and misuse must not.
 import init, {
   WowClient, CommandError,
-  type Command, type Outcome, type CommandResult,
+  type Command, type Outcome, type CommandResult, type IntentEvent, type IntentState,
 } from "../../pkg/index.js";
 import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } from "../../pkg/consumer-web.js";
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
@@ -93,3 +93,18 @@ async function consumerExample(kv: KvNamespaceLike): Promise<void> {
 
 void example;
 void consumerExample;
+
+async function subscribeExample(client: WowClient) {
+  const stop: () => void = client.subscribe((e: IntentEvent) => {
+    const state: IntentState = e.state;
+    const appended: boolean | null = e.appended;
+    void state; void appended; void e.aggregate?.aggregateId;
+  }, { states: ["unknown", "escalated"], intentKey: "order-42/lock" });
+  stop();
+  // @ts-expect-error: states are intent states.
+  client.subscribe(() => {}, { states: ["done"] });
+  const kept: boolean | null = await client.persistence;
+  void kept;
+}
+
+void subscribeExample;

@@ -310,3 +310,42 @@ test("an escalated intent asked again later does not keep a Node.js process aliv
   const lingered = Date.now() - printedAt;
   assert.ok(lingered < 700, `the process lingered ${lingered} ms after its work was done`);
 });
+
+test("client.subscribe in Node.js: another client's intents, filtered, a throwing listener ignored, stopped on demand", async () => {
+  const ns = unique("subscribe");
+  const map = new Map();
+  const sender = await WowClient.connect({ baseUrl: gateway.base, storage: memoryAdapter(map), namespace: ns });
+  const watcher = await WowClient.connect({ baseUrl: gateway.base, storage: memoryAdapter(map), namespace: ns });
+  const all = [], settled = [], keyed = [];
+  const stops = [
+    watcher.subscribe((e) => all.push(e)),
+    watcher.subscribe((e) => settled.push(e.state), { states: ["succeeded", "rejected"] }),
+    watcher.subscribe((e) => keyed.push(e.state), { intentKey: `open:${ns}` }),
+    sender.subscribe(() => { throw new Error("a broken listener"); }),
+  ];
+  const id = unique("sub");
+  const o = await sender.send({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+    body: { name: id, balance: 1 }, intentKey: `open:${ns}` });
+  assert.equal(o.status, "succeeded", "a throwing listener changes nothing");
+  const until = Date.now() + 5_000;
+  while (!all.some((e) => e.state === "succeeded") && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  const mine = all.filter((e) => e.intentId === o.intentId);
+  assert.deepEqual(mine.map((e) => e.state), ["sending", "succeeded"]);
+  const last = mine.at(-1);
+  assert.equal(last.version, 1);
+  assert.equal(last.intentKey, `open:${ns}`);
+  assert.equal(last.requestId, o.requestId);
+  assert.deepEqual(last.aggregate, { resource: "account", aggregateId: id });
+  assert.equal(last.attempts, 1);
+  assert.equal(last.appended, true);
+  assert.ok(last.revision > mine[0].revision);
+  assert.deepEqual(settled, ["succeeded"]);
+  assert.deepEqual(keyed, ["sending", "succeeded"]);
+  for (const stop of stops) stop();
+  const id2 = unique("sub");
+  await sender.send({ aggregate: { resource: "account", id: id2 }, action: "create_account", create: true, body: { name: id2, balance: 1 } });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(all.filter((e) => e.aggregate?.aggregateId === id2).length, 0, "nothing after unsubscribing");
+  assert.throws(() => watcher.subscribe("not a function"), (e) => e.code === "InvalidCommand" && /listener must be a function/.test(e.message));
+  assert.throws(() => watcher.subscribe(() => {}, { states: "succeeded" }), (e) => e.code === "InvalidCommand" && /states/.test(e.message));
+});

@@ -45,6 +45,15 @@ export default {
           return json(await Promise.all((await request.json()).map((c) => client.send(c))));
         case "/intents":
           return json(await client.intents());
+        case "/subscribe": {
+          // workerd has no BroadcastChannel: a subscriber hears this runtime's clients.
+          const events = [];
+          const stop = client.subscribe((e) => events.push([e.intentId, e.state, e.attempts]));
+          const outcome = await client.send(await request.json());
+          await new Promise((r) => setTimeout(r, 0));
+          stop();
+          return json({ outcome, events, broadcastChannel: typeof BroadcastChannel !== "undefined" });
+        }
         case "/resume":
           return json(await client.resume());
         default:

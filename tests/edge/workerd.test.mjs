@@ -136,3 +136,19 @@ test("two workerd runtimes over one Workers KV store: a consumer refuses to open
     await Promise.all([a.dispose(), b.dispose()]);
   }
 });
+
+test("client.subscribe in workerd (no BroadcastChannel) reports what this runtime's client writes", async () => {
+  const mf = worker();
+  try {
+    const id = unique("sub");
+    const r = await call(mf, `/subscribe?ns=${unique("sub")}`, {
+      aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
+    assert.equal(r.broadcastChannel, false, "this runtime has no BroadcastChannel");
+    assert.equal(r.outcome.status, "succeeded");
+    const mine = r.events.filter(([intentId]) => intentId === r.outcome.intentId);
+    assert.deepEqual(mine.map(([, state]) => state), ["sending", "succeeded"], JSON.stringify(r.events));
+    assert.equal(mine.at(-1)[2], 1, "one attempt");
+  } finally {
+    await mf.dispose();
+  }
+});
