@@ -9,13 +9,17 @@ export interface BackgroundReport extends ResumeReport { namespace: string }
 export type BackgroundOptions = Omit<ConnectOptions, "storage" | "resume">;
 
 /**
- * In a Service Worker: drives the intents pages left unresolved, on the
- * Background Sync `sync` event (tag `SYNC_TAG`) and on `online`. Returns the drive.
+ * In a Service Worker: drives the intents pages left unresolved when the worker starts, on the
+ * Background Sync `sync` event (tag `SYNC_TAG`), on a page's message `{ type: SYNC_TAG }` and on
+ * `online`, one drive at a time. Returns the drive.
  */
 export declare function driveInBackground(
   options: BackgroundOptions | BackgroundOptions[] | (() => BackgroundOptions | BackgroundOptions[] | Promise<BackgroundOptions | BackgroundOptions[]>),
   settings?: { tag?: string; onReport?: (reports: BackgroundReport[]) => void | Promise<void> },
 ): () => Promise<BackgroundReport[]>;
 
-/** In a page: asks the browser to wake the worker once it has a network; false without Background Sync. */
+/**
+ * In a page: asks the browser to wake the worker once it has a network (Background Sync), or, where
+ * there is none (Firefox, Safari), posts to the active worker; false when no worker is active.
+ */
 export declare function requestBackgroundSync(tag?: string): Promise<boolean>;

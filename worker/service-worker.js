@@ -13,12 +13,15 @@ const BUSY_ROUNDS = 5;
 const BUSY_PAUSE_MS = 2000;
 
 /**
- * Drives the journal from this Service Worker on the Background Sync `sync`
- * event (tag `SYNC_TAG`) and on `online`. `options` are `connect`'s (the
- * storage is always IndexedDB), a list of them (one per namespace), or a
- * function returning either, asked at each drive: a worker does not know
- * which user is signed in until it reads it from where the page keeps it.
- * Returns the drive, for the worker's own events (say, `activate`).
+ * Drives the journal from this Service Worker: when the worker starts, for
+ * whatever reason; on the Background Sync `sync` event (tag `SYNC_TAG`); on
+ * a page's message `{ type: SYNC_TAG }` (what `requestBackgroundSync` posts
+ * where there is no Background Sync: Firefox, Safari); and on `online`. One
+ * drive at a time: a wake-up during a drive joins it. `options` are
+ * `connect`'s (the storage is always IndexedDB), a list of them (one per
+ * namespace), or a function returning either, asked at each drive: a worker
+ * does not know which user is signed in until it reads it from where the
+ * page keeps it. Returns the drive, for the worker's own events.
  */
 export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
   const drive = async () => {
@@ -45,28 +48,43 @@ export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
     if (onReport) await onReport(reports);
     return reports;
   };
+  let running = null;
+  const once = () => (running ??= drive().finally(() => { running = null; }));
   self.addEventListener("sync", (event) => {
     if (event.tag !== tag) return;
-    event.waitUntil(drive().then((reports) => {
+    event.waitUntil(once().then((reports) => {
       // What is still unresolved (another driver holds it, or its outcome is
       // still not known): a failed sync, so the browser tries again later.
       const left = reports.some((r) => r.busy.length > 0 || r.driven.some((o) => o.status === "unknown"));
       if (left && !event.lastChance) throw new Error("intents are still unresolved; the browser retries this sync");
     }));
   });
-  self.addEventListener("online", () => { drive().catch(() => {}); });
-  return drive;
+  self.addEventListener("message", (event) => {
+    if (event.data?.type === tag) event.waitUntil(once().catch(() => {}));
+  });
+  self.addEventListener("online", () => { once().catch(() => {}); });
+  // The worker has just started (an event is on its way to it): what a
+  // closed tab left is driven now, not only when a sync comes.
+  once().catch(() => {});
+  return once;
 }
 
 /**
  * From a page: asks the browser to wake the Service Worker with `tag` once
- * it has a network (Background Sync). Resolves to false where the browser
- * has no Background Sync or no worker is registered; the worker's `online`
- * event and the next page's `resume()` still cover those.
+ * it has a network (Background Sync); where there is no Background Sync
+ * (Firefox, Safari), posts `{ type: tag }` to the active worker, which
+ * drives at once. Resolves to false where no worker is registered or
+ * active; the worker's `online` event and the next page's `resume()` still
+ * cover that.
  */
 export async function requestBackgroundSync(tag = SYNC_TAG) {
   const registration = await globalThis.navigator?.serviceWorker?.getRegistration?.();
-  if (!registration?.sync) return false;
-  await registration.sync.register(tag);
+  if (registration?.sync) {
+    await registration.sync.register(tag);
+    return true;
+  }
+  const worker = registration?.active;
+  if (!worker) return false;
+  worker.postMessage({ type: tag });
   return true;
 }

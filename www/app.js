@@ -242,6 +242,9 @@ window.demo = { client, resume: () => client.resume(), namespace };
 if (worker) {
   await navigator.serviceWorker?.register(`/sw.js?ns=${encodeURIComponent(namespace)}`, { type: "module" })
     .catch((e) => console.warn("no Service Worker:", e));
+  // Wakes the worker for what a closed tab left: a sync where the browser
+  // has Background Sync, a message to it where it has not.
+  await requestBackgroundSync().catch(() => false);
 }
 const workerReport = await (await globalThis.caches?.match("/__worker-report"))?.json().catch(() => null);
 if (workerReport) {

@@ -1,12 +1,15 @@
 // The demo's Service Worker: finishes the intents a closed tab left in the
-// journal (Background Sync, and the `online` event), and keeps its last
-// report where the next page shows it.
+// journal (when it starts, on Background Sync, on a page's message, on
+// `online`), and keeps its last report that finished something where the
+// next page shows it.
 import { driveInBackground } from "/pkg/service-worker.js";
 
 const namespace = new URL(self.location.href).searchParams.get("ns") || "demo";
 
 driveInBackground(() => ({ baseUrl: self.location.origin, namespace, timeoutMs: 3000 }), {
   onReport: async (reports) => {
+    // It drives at every wake-up; only a drive that finished something is kept.
+    if (!reports.some((r) => r.driven.length > 0)) return;
     const cache = await caches.open("wow-demo");
     await cache.put("/__worker-report", new Response(JSON.stringify({ at: Date.now(), reports })));
   },

@@ -184,6 +184,49 @@ const cases = {
     await page.close();
   },
 
+  async "a tab closed mid-flight: the next page load wakes the Service Worker, which settles the intent without that page's resume()"(browser) {
+    // Chromium wakes the worker with a Background Sync event; Firefox and
+    // WebKit have none, so the page posts to it (requestBackgroundSync).
+    const id = await createAccount();
+    await rule(id, "delay", { delayMs: 1_500 });
+    const ns = unique("sw");
+    const context = await browser.newContext();
+    const first = await context.newPage();
+    await first.goto(`${gateway.base}/?ns=${ns}&noresume`);
+    const active = await first.waitFor(async () => document.body.dataset.ready === "true"
+      && !!(await navigator.serviceWorker.getRegistration())?.active, null, 20_000);
+    assert.ok(active, "the demo registered its Service Worker");
+    const sent = await first.evaluate(async (id) => {
+      const c = window.demo.client;
+      void c.send({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } }).catch(() => {});
+      for (;;) {
+        const [r] = await c.intents();
+        if (r && r.state === "sending") return { intentId: r.intentId, requestId: r.requestId };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }, id);
+    const later = await context.newPage(); // opened first: a MiniBrowser ends with its last window
+    await first.close();
+    await later.goto(`${gateway.base}/?ns=${ns}&noresume`);
+    const settled = await later.waitFor(async (intentId) => {
+      if (document.body.dataset.ready !== "true") return null;
+      const r = (await window.demo.client.intents()).find((i) => i.intentId === intentId);
+      return r && r.state === "succeeded" ? { state: r.state, attempts: r.attempts.length } : null;
+    }, sent.intentId, 30_000);
+    // History first: asked while the first attempt was still held at the
+    // gateway, it says "not appended", and the worker may send again with
+    // the same requestId; the gateway appends it once either way.
+    assert.equal(settled?.state, "succeeded", "the intent settled");
+    const byWorker = await later.waitFor(async (intentId) => {
+      const report = await (await caches.match("/__worker-report"))?.json();
+      return report?.reports.flatMap((r) => r.driven).find((o) => o.intentId === intentId)?.status ?? null;
+    }, sent.intentId, 10_000);
+    assert.equal(byWorker, "succeeded", "the Service Worker drove it (its report names it)");
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", id, sent.requestId), 1);
+    await context.close();
+  },
+
   async "an idempotent consumer in two tabs: one identity, one effect"(browser) {
     const ns = unique("consumer");
     const context = await browser.newContext();
