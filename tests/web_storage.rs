@@ -8,7 +8,8 @@ use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 use wow_command_client::core::journal::{
-    IntentRecord, Journal, JournalError, RecordStore, SeededRandom, StoreError, Unavailable,
+    IntentRecord, IntentState, Journal, JournalError, MemoryStore, RecordStore, SeededRandom,
+    StoreError, Unavailable,
 };
 use wow_command_client::web::channel::Announcer;
 use wow_command_client::web::locks::{try_lock, LockAttempt};
@@ -203,15 +204,48 @@ async fn one_driver_per_intent() {
 async fn state_changes_reach_other_contexts() {
     let ns = unique("bc");
     let received = next_message(&format!("wow-command-client/{ns}"));
+    let journal = Journal::new(MemoryStore::default(), &ns);
+    let mut record = journal
+        .begin(
+            NOW,
+            intent(Some("order-7"), "acct-1"),
+            &mut SeededRandom::new(7),
+        )
+        .await
+        .unwrap()
+        .record()
+        .clone();
+    record.state = IntentState::Succeeded;
+    record.appended = Some(true);
     let announcer = Announcer::open(&ns);
-    announcer.announce("intent-1", "succeeded", 3);
+    announcer.announce(&record, 3);
     let message = wasm_bindgen_futures::JsFuture::from(received)
         .await
         .unwrap();
     let field = |name: &str| js_sys::Reflect::get(&message, &name.into()).unwrap();
-    assert_eq!(field("intentId").as_string().as_deref(), Some("intent-1"));
+    // What tabs on every build read.
+    assert_eq!(
+        field("intentId").as_string(),
+        Some(record.intent_id.clone())
+    );
     assert_eq!(field("state").as_string().as_deref(), Some("succeeded"));
     assert_eq!(field("revision").as_f64(), Some(3.0));
+    // The version-1 event fields beside them (client.subscribe).
+    assert_eq!(field("v").as_f64(), Some(1.0));
+    assert_eq!(field("intentKey").as_string().as_deref(), Some("order-7"));
+    assert_eq!(
+        field("requestId").as_string(),
+        Some(record.request_id.clone())
+    );
+    assert_eq!(field("attempts").as_f64(), Some(0.0));
+    assert_eq!(field("appended").as_bool(), Some(true));
+    let aggregate = field("aggregate");
+    let id = js_sys::Reflect::get(&aggregate, &"aggregateId".into()).unwrap();
+    assert_eq!(id.as_string().as_deref(), Some("acct-1"));
+    assert!(
+        field("errorCode").is_undefined(),
+        "no error code on a success"
+    );
 }
 
 #[wasm_bindgen_test]
