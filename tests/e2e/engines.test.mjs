@@ -26,9 +26,10 @@ async function createAccount() {
 
 const rule = (id, fault, extra = {}) => gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault, times: 1, ...extra }] });
 
-/** Opens the package in `page` with `window.client` over `storage` in namespace `ns`. */
-async function open(page, ns, storage = "indexedDB") {
+/** Opens the package in `page` with `window.client` over `storage` in namespace `ns`, after `setup()` ran there. */
+async function open(page, ns, storage = "indexedDB", setup = () => {}) {
   await page.goto(`${gateway.base}/pkg/index.js`);
+  await page.evaluate(setup);
   await page.evaluate(async ({ ns, storage }) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
@@ -225,6 +226,38 @@ const cases = {
     await gateway.idle();
     assert.equal(await gateway.stored("account", id, sent.requestId), 1);
     await context.close();
+  },
+
+  async "a lost IndexedDB connection is opened again: the next command and the listing still work"(browser) {
+    const id = await createAccount();
+    const page = await browser.newPage();
+    await open(page, unique("lost-db"), "indexedDB", () => {
+      // Every connection the page opens, so the test can close them under the
+      // live journal (what Safari does to an app back from the background).
+      window.connections = [];
+      const open = indexedDB.open.bind(indexedDB);
+      indexedDB.open = (...args) => {
+        const req = open(...args);
+        req.addEventListener("success", () => window.connections.push(req.result));
+        return req;
+      };
+    });
+    const r = await page.evaluate(async (id) => {
+      const first = await window.client.sendAndWait(window.lock(id));
+      const closed = window.connections.length;
+      for (const c of window.connections) c.close();
+      const second = await window.client.sendAndWait(window.lock(id)).then((x) => x.requestId, (e) => `${e.code}: ${e.message}`);
+      const listed = (await window.client.intents()).length;
+      for (const c of window.connections) c.close();
+      const third = await window.client.send(window.lock(id)).then((o) => o.status, (e) => `${e.code}: ${e.message}`);
+      return { first: first.requestId, closed, second, listed, third };
+    }, id);
+    assert.ok(r.closed > 0, "the journal's connection was open");
+    assert.doesNotMatch(r.second, /:/, `the next command went out: ${r.second}`);
+    assert.equal(r.listed, 2);
+    assert.equal(r.third, "succeeded");
+    assert.equal(await gateway.stored("account", id, r.second), 1);
+    await page.close();
   },
 
   async "an idempotent consumer in two tabs: one identity, one effect"(browser) {

@@ -13,14 +13,25 @@ function request(req) {
   });
 }
 
-export function idbOpen(name) {
+// A connection to a namespace's database, as a handle the Rust side keeps:
+// `{ name, conn }`. A connection the browser lost (Safari drops them when the
+// app has been in the background: "Connection to Indexed Database server
+// lost") or closed (another tab upgrading) is opened again, and the
+// operation that met it tried once more.
+export async function idbOpen(name) {
+  const handle = { name, conn: null, lost: false, reopening: null, close() { this.conn?.close(); } };
+  handle.conn = await connect(handle);
+  return handle;
+}
+
+function connect(handle) {
   if (typeof indexedDB === "undefined") {
     const e = new Error("IndexedDB is not available in this runtime");
     e.name = "NotSupportedError";
     return Promise.reject(e);
   }
   return new Promise((resolve, reject) => {
-    const req = indexedDB.open(name, VERSION);
+    const req = indexedDB.open(handle.name, VERSION);
     req.onupgradeneeded = () => {
       const db = req.result;
       for (const name of ["intents", "effects", "quarantine"]) {
@@ -30,7 +41,10 @@ export function idbOpen(name) {
     req.onsuccess = () => {
       const db = req.result;
       // Another tab upgrading: let it, and open again on the next call.
-      db.onversionchange = () => db.close();
+      db.onversionchange = () => { db.close(); handle.lost = true; };
+      // Closed by the browser (storage cleared, the server connection lost).
+      db.onclose = () => { handle.lost = true; };
+      handle.lost = false;
       resolve(db);
     };
     req.onerror = () => reject(req.error);
@@ -42,12 +56,37 @@ export function idbOpen(name) {
   });
 }
 
+/** Opens the handle's database again (one opening at a time). */
+function reopen(handle) {
+  handle.reopening ??= connect(handle).then((conn) => { handle.conn = conn; }).finally(() => { handle.reopening = null; });
+  return handle.reopening;
+}
+
+// What a lost or closed connection throws when a transaction is made on it.
+const lost = (e) => e?.name === "InvalidStateError" || (e?.name === "UnknownError" && /connection/i.test(e.message));
+
 // Writes are strict (resolved only once on disk, where supported) unless the
 // caller says the record may settle in the browser's own time ("relaxed").
-function tx(db, stores, mode, durability = "strict") {
+function tx(handle, stores, mode, durability = "strict") {
+  if (handle.lost) {
+    const e = new Error("the IndexedDB connection was closed");
+    e.name = "InvalidStateError";
+    throw e;
+  }
   return mode === "readwrite"
-    ? db.transaction(stores, mode, { durability })
-    : db.transaction(stores, mode);
+    ? handle.conn.transaction(stores, mode, { durability })
+    : handle.conn.transaction(stores, mode);
+}
+
+/** A transaction, on a connection opened again if the one held was lost. */
+async function liveTx(handle, stores, mode, durability) {
+  try {
+    return tx(handle, stores, mode, durability);
+  } catch (e) {
+    if (!lost(e)) throw e;
+    await reopen(handle);
+    return tx(handle, stores, mode, durability);
+  }
 }
 
 function done(t) {
@@ -59,7 +98,7 @@ function done(t) {
 }
 
 export async function idbGet(db, area, key) {
-  const t = tx(db, [area], "readonly");
+  const t = await liveTx(db, [area], "readonly");
   const value = await request(t.objectStore(area).get(key));
   return value === undefined ? null : value;
 }
@@ -81,7 +120,7 @@ export async function idbGet(db, area, key) {
 // another writer, which the intent's lock rules out) goes unreported; the
 // record then keeps the other writer's state, and the next drive confirms
 // it against history, as after a crash.
-const queues = new WeakMap(); // db -> { inFlight, ops: [] }
+const queues = new WeakMap(); // connection handle -> { inFlight, ops: [] }
 const IN_FLIGHT = 2;
 
 export function idbCas(db, area, key, expected, value, flush) {
@@ -97,6 +136,10 @@ function commit(db, q) {
   const ops = q.ops;
   q.ops = [];
   q.inFlight++;
+  run(db, q, ops, false);
+}
+
+function run(db, q, ops, retried) {
   const next = () => {
     q.inFlight--;
     if (q.ops.length) commit(db, q);
@@ -106,6 +149,11 @@ function commit(db, q) {
     const areas = [...new Set(ops.map((op) => op.area))];
     t = tx(db, areas, "readwrite", ops.some((op) => op.flush) ? "strict" : "relaxed");
   } catch (e) {
+    if (!retried && lost(e)) {
+      // Nothing of this batch was written: open again, and try it once more.
+      reopen(db).then(() => run(db, q, ops, true), (err) => { for (const op of ops) op.reject(err); next(); });
+      return;
+    }
     for (const op of ops) op.reject(e);
     next();
     return;
@@ -183,14 +231,14 @@ function casInBatch(t, op, outcome, finish) {
 }
 
 export async function idbDelete(db, area, key) {
-  const t = tx(db, [area], "readwrite");
+  const t = await liveTx(db, [area], "readwrite");
   const finished = done(t);
   t.objectStore(area).delete(key);
   await finished;
 }
 
 export async function idbDeleteMany(db, area, keys) {
-  const t = tx(db, [area], "readwrite");
+  const t = await liveTx(db, [area], "readwrite");
   const finished = done(t);
   const store = t.objectStore(area);
   for (const key of keys) store.delete(key);
@@ -199,7 +247,7 @@ export async function idbDeleteMany(db, area, keys) {
 
 // Every entry: [[key, value], ...].
 export async function idbEntries(db, area) {
-  const t = tx(db, [area], "readonly");
+  const t = await liveTx(db, [area], "readonly");
   const store = t.objectStore(area);
   const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
   return keys.map((k, i) => [k, values[i]]);
@@ -212,7 +260,7 @@ function asideKey(area, key) {
 }
 
 export async function idbQuarantine(db, area, key, value, reason) {
-  const t = tx(db, [area, "quarantine"], "readwrite");
+  const t = await liveTx(db, [area, "quarantine"], "readwrite");
   const finished = done(t);
   t.objectStore("quarantine").put({ value, reason, at: Date.now() }, asideKey(area, key));
   t.objectStore(area).delete(key);
@@ -221,7 +269,7 @@ export async function idbQuarantine(db, area, key, value, reason) {
 
 // The keys (without the area prefix) quarantined from one area.
 export async function idbQuarantineKeys(db, area) {
-  const t = tx(db, ["quarantine"], "readonly");
+  const t = await liveTx(db, ["quarantine"], "readonly");
   const keys = await request(t.objectStore("quarantine").getAllKeys());
   if (area === "intents") return keys.filter((k) => !/^[a-z]+\//.test(k));
   return keys.filter((k) => k.startsWith(`${area}/`)).map((k) => k.slice(area.length + 1));
