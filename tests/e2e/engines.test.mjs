@@ -6,7 +6,7 @@
 // /pkg/ on the gateway's origin, as an app would.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startGateway } from "../support/gateway.mjs";
+import { createAccount as createAccountOn, startGateway } from "../support/gateway.mjs";
 import { available, engines, launch } from "../support/engines.mjs";
 
 let gateway;
@@ -15,14 +15,7 @@ after(async () => { await gateway?.stop(); });
 
 const unique = (prefix) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 
-async function createAccount() {
-  const id = unique("eng");
-  const r = await fetch(`${gateway.base}/account/create_account`, {
-    method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
-    body: JSON.stringify({ name: id, balance: 1_000_000 }) });
-  assert.equal(r.status, 200);
-  return id;
-}
+const createAccount = () => createAccountOn(gateway.base, "eng");
 
 const rule = (id, fault, extra = {}) => gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault, times: 1, ...extra }] });
 

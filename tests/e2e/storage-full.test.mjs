@@ -7,17 +7,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { gatewayAndChromium, unique } from "../support/e2e.mjs";
+import { createAccount as createAccountOn } from "../support/gateway.mjs";
 
 const env = gatewayAndChromium({ quiet: true });
 
-async function createAccount() {
-  const id = unique("full");
-  const r = await fetch(`${env.gateway.base}/account/create_account`, {
-    method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
-    body: JSON.stringify({ name: id, balance: 1_000_000 }) });
-  assert.equal(r.status, 200);
-  return id;
-}
+const createAccount = () => createAccountOn(env.gateway.base, "full");
 
 /** A page with `window.client` over `storage` and the helpers below. */
 async function openPage(context, storage) {
@@ -59,6 +53,17 @@ async function openPage(context, storage) {
   return page;
 }
 
+/** An intent left waiting for the caller's decision (a version conflict): it must survive every eviction. */
+async function leaveAConflict(page, id) {
+  const conflict = await page.evaluate(async (id) => {
+    const e = await window.client.sendAndWait({ aggregate: { resource: "account", id }, action: "lock_amount",
+      body: { amount: 1 }, expectedVersion: 999 }).catch((e) => e);
+    return { outcome: e.outcome, intentId: e.intentId };
+  }, id);
+  assert.equal(conflict.outcome, "conflict");
+  return conflict;
+}
+
 /** Every requestId was appended exactly once. */
 async function appendedOnce(id, results) {
   const counts = await Promise.all(results.map((r) => env.gateway.stored("account", id, r.requestId)));
@@ -81,13 +86,7 @@ for (const { freeChars, keyed, count } of [
     const context = await env.browser.newContext();
     const id = await createAccount();
     const page = await openPage(context, "localStorage");
-    // An intent that waits for the caller's decision: it must survive every eviction.
-    const conflict = await page.evaluate(async (id) => {
-      const e = await window.client.sendAndWait({ aggregate: { resource: "account", id }, action: "lock_amount",
-        body: { amount: 1 }, expectedVersion: 999 }).catch((e) => e);
-      return { outcome: e.outcome, intentId: e.intentId };
-    }, id);
-    assert.equal(conflict.outcome, "conflict");
+    const conflict = await leaveAConflict(page, id);
     const before = await page.evaluate((free) => { window.fillLocalStorage(free); return window.appData(); }, freeChars);
     const results = await page.evaluate(([id, count, keyed]) => window.sendMany(id, count, keyed), [id, count, keyed]);
     assert.equal(results.filter((r) => r.ok).length, count, summarize(results));
@@ -117,12 +116,7 @@ for (const left of [20_000, 60_000]) {
     const cdp = await context.newCDPSession(blank);
     await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: 1_000_000 });
     const page = await openPage(context, "indexedDB");
-    const conflict = await page.evaluate(async (id) => {
-      const e = await window.client.sendAndWait({ aggregate: { resource: "account", id }, action: "lock_amount",
-        body: { amount: 1 }, expectedVersion: 999 }).catch((e) => e);
-      return { outcome: e.outcome, intentId: e.intentId };
-    }, id);
-    assert.equal(conflict.outcome, "conflict");
+    const conflict = await leaveAConflict(page, id);
     // The app's own database fills the quota with random (incompressible)
     // bytes; then the quota is raised by `left`.
     const appEntries = await page.evaluate(async () => {

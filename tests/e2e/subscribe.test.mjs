@@ -6,17 +6,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { gatewayAndChromium, unique } from "../support/e2e.mjs";
+import { createAccount as createAccountOn } from "../support/gateway.mjs";
 
 const env = gatewayAndChromium({ quiet: true });
 
-async function createAccount() {
-  const id = unique("sub");
-  const r = await fetch(`${env.gateway.base}/account/create_account`, {
-    method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
-    body: JSON.stringify({ name: id, balance: 1_000 }) });
-  assert.equal(r.status, 200);
-  return id;
-}
+const createAccount = () => createAccountOn(env.gateway.base, "sub", 1_000);
 
 /** A tab with `window.client` in namespace `ns`, recording every event in `window.events`. */
 async function tab(context, ns, filter = null) {

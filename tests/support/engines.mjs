@@ -56,25 +56,28 @@ const withOwnContexts = (browser) => ({
   },
 });
 
+/**
+ * The interface over a browser context of playwright-core (Chromium) or
+ * puppeteer-core (Firefox): both name these calls alike.
+ */
+const driven = (context) => ({
+  async newPage() {
+    const page = await context.newPage();
+    return {
+      goto: (url) => page.goto(url),
+      evaluate: (fn, arg) => page.evaluate(fn, arg),
+      waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
+      close: () => page.close(),
+    };
+  },
+  close: () => context.close(),
+});
+
 async function chromium() {
   const browser = await launchChromium();
   return withOwnContexts({
     engine: "chromium",
-    async newContext() {
-      const context = await browser.newContext();
-      return {
-        async newPage() {
-          const page = await context.newPage();
-          return {
-            goto: (url) => page.goto(url),
-            evaluate: (fn, arg) => page.evaluate(fn, arg),
-            waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
-            close: () => page.close(),
-          };
-        },
-        close: () => context.close(),
-      };
-    },
+    newContext: async () => driven(await browser.newContext()),
     close: () => browser.close(),
   });
 }
@@ -92,21 +95,7 @@ async function firefox() {
   });
   return withOwnContexts({
     engine: "firefox",
-    async newContext() {
-      const context = await browser.createBrowserContext();
-      return {
-        async newPage() {
-          const page = await context.newPage();
-          return {
-            goto: (url) => page.goto(url),
-            evaluate: (fn, arg) => page.evaluate(fn, arg),
-            waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
-            close: () => page.close(),
-          };
-        },
-        close: () => context.close(),
-      };
-    },
+    newContext: async () => driven(await browser.createBrowserContext()),
     close: () => browser.close(),
   });
 }

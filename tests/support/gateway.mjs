@@ -17,6 +17,16 @@ export async function storedCount(base, resource, aggregateId, requestId) {
   return r.json();
 }
 
+/** Opens an account with `balance` on the gateway at `base`; resolves to its id, `prefix-` and eight random characters. */
+export async function createAccount(base, prefix = "acct", balance = 1_000_000) {
+  const id = `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+  const r = await fetch(`${base}/account/create_account`, {
+    method: "POST", headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id },
+    body: JSON.stringify({ name: id, balance }) });
+  if (r.status !== 200) throw new Error(`create_account answered ${r.status}`);
+  return id;
+}
+
 /**
  * Starts the gateway; `db` defaults to a fresh file, `port` to a free one,
  * `www: true` serves the demo (or a folder given instead), `quiet` drops its log.
