@@ -1,6 +1,7 @@
-// One Node.js process using the package as a server-side user would, over a
-// file-backed journal; the test kills it with SIGKILL mid-flight.
-//   node node-process.mjs <send|resume|intents|consume|race> <dir> <ns> <gateway> [json]
+// One process using the package as a server-side user would, over a
+// file-backed journal; the test kills it with SIGKILL mid-flight. It runs in
+// Node.js, and unchanged in Deno and Bun (tests/edge/runtimes.test.mjs).
+//   node node-process.mjs <send|resume|intents|probe|consume|race> <dir> <ns> <gateway> [json]
 // Prints one JSON line per result.
 import { WowClient } from "../../pkg/node.js";
 import { IdempotentConsumer } from "../../pkg/consumer-node.js";
@@ -61,7 +62,24 @@ if (mode === "race") {
     for (const outcome of await Promise.all(commands.map((c) => client.send(c)))) print(outcome);
   } else if (mode === "resume") {
     print(await client.resume());
+  } else if (mode === "probe") {
+    // A send, a stage stream read with for await, and a send whose answer
+    // the gateway drops after the append (the test armed that fault for `lost`).
+    const { id, lost } = JSON.parse(arg);
+    const created = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
+      create: true, body: { name: id, balance: 10 } });
+    const stages = [];
+    const stream = client.sendAndWaitStream({ aggregate: { resource: "account", id }, action: "lock_amount",
+      body: { amount: 1 }, waitStage: "SNAPSHOT" });
+    for await (const element of stream) stages.push([element.stage, element.succeeded]);
+    const streamed = await stream.outcome;
+    const dropped = await client.send({ aggregate: { resource: "account", id: lost }, action: "lock_amount", body: { amount: 1 } });
+    print({ created: created.requestId, stages, streamed: streamed.status,
+      lost: { status: dropped.status, appended: dropped.appended, attempts: dropped.attempts, requestId: dropped.requestId } });
   } else {
     print(await client.intents());
   }
 }
+// Deno and Bun have no BroadcastChannel.unref(): the client's open channel
+// would keep them running after the work is done.
+process.exit(0);

@@ -1,0 +1,92 @@
+// The package's server-side promise in Deno and Bun (both from the npm
+// registry, binaries included), through the same process script as the
+// Node.js suite (tests/edge/node-process.mjs, unchanged): a send, a stage
+// stream read with for await, a lost answer confirmed by history, and a
+// process killed mid-flight whose intents the next process resumes over the
+// same file-backed journal, with the same requestIds, appended once.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createAccount, root, startGateway } from "../support/gateway.mjs";
+
+let gateway;
+before(async () => { gateway = await startGateway({ quiet: true }); });
+after(async () => { await gateway?.stop(); });
+
+const script = join(root, "tests/edge/node-process.mjs");
+const runtimes = {
+  deno: (args) => [join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", script, ...args]],
+  bun: (args) => [join(root, "node_modules/.bin/bun"), [script, ...args]],
+};
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** Starts the script in `runtime`; `result` resolves to its exit and JSON lines. */
+function start(runtime, args) {
+  const [cmd, argv] = runtimes[runtime](args);
+  const proc = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+  const lines = [];
+  let buffer = "", errors = "";
+  proc.stderr.on("data", (d) => { errors += d; });
+  const result = new Promise((resolve, reject) => {
+    proc.stdout.on("data", (d) => {
+      buffer += d;
+      for (let i; (i = buffer.indexOf("\n")) >= 0; buffer = buffer.slice(i + 1)) lines.push(JSON.parse(buffer.slice(0, i)));
+    });
+    proc.once("exit", (code, signal) => resolve({ code, signal, lines, errors }));
+    proc.once("error", reject);
+  });
+  return { proc, result };
+}
+
+const run = async (runtime, args) => {
+  const r = await start(runtime, args).result;
+  assert.equal(r.code, 0, `${runtime} ${args[0]}: ${r.errors}`);
+  return r.lines;
+};
+
+for (const runtime of Object.keys(runtimes)) {
+  test(`${runtime}: send, a stage stream with for await, a lost answer confirmed by history`, { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), `wow-${runtime}-`));
+    const id = unique(runtime);
+    const lost = await createAccount(gateway.base, `${runtime}-lost`);
+    await gateway.faults("POST", { rules: [{ match: { aggregateId: lost }, fault: "drop_response_after_append", times: 1 }] });
+    const [probe] = await run(runtime, ["probe", dir, unique("probe"), gateway.base, JSON.stringify({ id, lost })]);
+    assert.deepEqual(probe.stages, [["SENT", true], ["PROCESSED", true], ["SNAPSHOT", true]]);
+    assert.equal(probe.streamed, "succeeded");
+    assert.deepEqual({ ...probe.lost, requestId: undefined }, { status: "succeeded", appended: true, attempts: 1, requestId: undefined });
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", id, probe.created), 1);
+    assert.equal(await gateway.stored("account", lost, probe.lost.requestId), 1);
+  });
+
+  test(`${runtime}: a process killed mid-flight; the next one resumes the same intents with the same requestIds`, { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), `wow-${runtime}-journal-`));
+    const ns = unique("restart");
+    const ids = [unique(runtime), unique(runtime)];
+    const commands = ids.map((id) => ({
+      aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 5 } }));
+    await gateway.faults("POST", { rules: ids.map((id) => ({ match: { aggregateId: id }, fault: "delay", delayMs: 1500, times: 1 })) });
+    const sender = start(runtime, ["send", dir, ns, gateway.base, JSON.stringify(commands)]);
+    let journaled = [];
+    for (let i = 0; i < 100 && journaled.filter((r) => r.state === "sending").length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      journaled = (await run(runtime, ["intents", dir, ns, gateway.base]))[0];
+    }
+    assert.equal(journaled.filter((r) => r.state === "sending").length, 2);
+    sender.proc.kill("SIGKILL");
+    const killed = await sender.result;
+    assert.equal(killed.lines.length, 0, "the sender never answered");
+    const [report] = await run(runtime, ["resume", dir, ns, gateway.base]);
+    const sentWith = Object.fromEntries(journaled.map((r) => [r.intentId, r.requestId]));
+    assert.equal(report.driven.length, 2);
+    for (const outcome of report.driven) {
+      assert.equal(outcome.status, "succeeded", JSON.stringify(outcome));
+      assert.equal(outcome.requestId, sentWith[outcome.intentId]);
+    }
+    await gateway.idle();
+    for (const r of journaled) assert.equal(await gateway.stored("account", r.aggregate.aggregateId, r.requestId), 1);
+  });
+}
