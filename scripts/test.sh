@@ -9,6 +9,7 @@ logs=$(mktemp -d)
 summary=()
 suite() {
   local name=$1; shift
+  local began=$SECONDS
   printf '\n=== %s: %s\n' "$name" "$*"
   if ! "$@" 2>&1 | tee "$logs/$name.log"; then
     printf '\n*** suite %s FAILED\n' "$name"
@@ -17,7 +18,7 @@ suite() {
   local closing
   closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:|^size:|^fidelity: [0-9]' "$logs/$name.log" \
     | awk '{$1=$1};1' | paste -sd ';' - || true)
-  summary+=("$(printf '%-18s %s' "$name" "${closing:-ok}")")
+  summary+=("$(printf '%-18s %4ss  %s' "$name" "$((SECONDS - began))" "${closing:-ok}")")
 }
 
 # A test gateway for the browser and Node suites, on a free port.
@@ -57,9 +58,15 @@ suite wasm-firefox   env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=firefox \
 suite wasm-webkit    env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=webkit \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
-suite edge           node --test tests/edge/
+suite edge           node --test tests/edge/node.test.mjs tests/edge/workerd.test.mjs tests/edge/adapters.test.mjs
+suite deno-bun       node --test tests/edge/runtimes.test.mjs
 suite bundler        node --test tests/bundler/
-suite e2e            node --test tests/e2e/
+# The promise in each engine (tests/e2e/engines.test.mjs, persistence.test.mjs),
+# a line each; the rest of the end-to-end files in Chromium.
+suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines. -e /persistence.)
+suite e2e-chromium   env TEST_ENGINES=chromium node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
+suite e2e-firefox    env TEST_ENGINES=firefox node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
+suite e2e-webkit     env TEST_ENGINES=webkit node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
 suite generator      node --test tests/generator/ tests/package/
 suite fidelity       node tests/gateway/fidelity/run.mjs --examples 5
 suite fuzz-boundary  node --test tests/fuzz/

@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { launchChromium } from "./browser.mjs";
 
-export const engines = ["chromium", "firefox", "webkit"];
+/** The engines a test runs in: all three, or those TEST_ENGINES names (comma-separated). */
+export const engines = process.env.TEST_ENGINES ? process.env.TEST_ENGINES.split(",") : ["chromium", "firefox", "webkit"];
 
 const firefoxPath = process.env.FIREFOX || "/usr/bin/firefox-esr";
 const miniBrowserPath = process.env.MINIBROWSER || "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
