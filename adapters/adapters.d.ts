@@ -24,5 +24,20 @@ export interface DurableObjectStorageLike {
 export function kvAdapter(kv: KvNamespaceLike): StorageAdapter;
 /** A Durable Object's storage, with an atomic compareAndSet. */
 export function durableObjectAdapter(storage: DurableObjectStorageLike): StorageAdapter;
+/** Minimal shape of a Deno KV store (`Deno.Kv`). */
+export interface DenoKvLike {
+  get(key: unknown[]): Promise<{ key: unknown[]; value: unknown; versionstamp: string | null }>;
+  set(key: unknown[], value: string): Promise<unknown>;
+  delete(key: unknown[]): Promise<void>;
+  list(selector: { start: unknown[]; end: unknown[] }): AsyncIterable<{ key: unknown[]; value: unknown }>;
+  atomic(): {
+    check(entry: { key: unknown[]; versionstamp: string | null }): ReturnType<DenoKvLike["atomic"]>;
+    set(key: unknown[], value: string): ReturnType<DenoKvLike["atomic"]>;
+    commit(): Promise<{ ok: boolean }>;
+  };
+}
+
+/** Deno KV: strongly consistent, compareAndSet an atomic versionstamp check (consumers exclude across isolates). Values hold at most 64 KiB. */
+export function denoKvAdapter(kv: DenoKvLike, options?: { prefix?: unknown[] }): StorageAdapter;
 /** In memory, with compareAndSet. */
 export function memoryAdapter(map?: Map<string, string>): StorageAdapter;

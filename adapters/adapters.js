@@ -62,6 +62,39 @@ export function durableObjectAdapter(storage) {
   };
 }
 
+/**
+ * Deno KV (`await Deno.openKv()`, or Deno Deploy's): strongly consistent,
+ * and compareAndSet is an atomic commit checked against the entry's
+ * versionstamp, so isolates and processes sharing the store cannot both
+ * win: an idempotent consumer excludes across them. Keys go under `prefix`
+ * (default `["wow-command-client"]`). A Deno KV value holds at most 64 KiB:
+ * keep `maxBodyChars` well below that.
+ */
+export function denoKvAdapter(kv, { prefix = ["wow-command-client"] } = {}) {
+  const at = (key) => [...prefix, key];
+  return {
+    get: async (key) => (await kv.get(at(key))).value ?? null,
+    set: async (key, value) => { await kv.set(at(key), value); },
+    delete: (key) => kv.delete(at(key)),
+    async list(start) {
+      const found = [];
+      for await (const entry of kv.list({ start: at(start), end: at(`${start}\uffff`) })) {
+        found.push([entry.key[entry.key.length - 1], entry.value]);
+      }
+      return found;
+    },
+    async compareAndSet(key, expected, value) {
+      // A commit refused because the entry changed after it was read is
+      // compared again: the swap fails only when the revision differs.
+      for (;;) {
+        const current = await kv.get(at(key));
+        if ((current.value == null ? 0 : storedRevision(current.value)) !== expected) return false;
+        if ((await kv.atomic().check(current).set(at(key), value).commit()).ok) return true;
+      }
+    },
+  };
+}
+
 /** In memory, with compareAndSet (tests, short-lived scripts): lost on exit. */
 export function memoryAdapter(map = new Map()) {
   return {

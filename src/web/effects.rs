@@ -142,7 +142,12 @@ impl DeliveryRun<'_> {
             let remaining = deadline.saturating_sub(time::now()).max(0) as u64;
             let lock = wait_lock(namespace, &lock_id, remaining).await;
             let (exclusive, _held) = match lock {
-                Ok(LockAttempt::Held(held)) => (true, Some(held)),
+                // A lock excludes every other deliverer only where nothing
+                // outside the locks' reach shares the store (Deno's and
+                // Node's locks are the process's own; a KV is not).
+                Ok(LockAttempt::Held(held)) => {
+                    (self.consumer.store().shared_only_under_locks(), Some(held))
+                }
                 Ok(LockAttempt::Busy) => return Err(HandleFailure::Busy(last_busy)),
                 // No Web Locks: deliveries of one identity inside this
                 // process still take turns, whatever the store; across

@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAccount, root, startGateway } from "../support/gateway.mjs";
@@ -90,3 +90,31 @@ for (const runtime of Object.keys(runtimes)) {
     for (const r of journaled) assert.equal(await gateway.stored("account", r.aggregate.aggregateId, r.requestId), 1);
   });
 }
+
+// The Deno KV adapter (adapters.js), in Deno over a local KV file.
+runtimes["deno-kv"] = (args) => [join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", "--unstable-kv", join(root, "tests/edge/deno-kv.mjs"), ...args]];
+
+test("Deno KV adapter: the storage contract, and a client's intent written and read back", { timeout: 60_000 }, async () => {
+  const file = join(mkdtempSync(join(tmpdir(), "wow-denokv-")), "kv.sqlite");
+  const [contract] = await run("deno-kv", ["contract", file]);
+  assert.deepEqual(contract, {
+    absent: null, firstSwap: true, staleSwap: false, nextSwap: true, read: JSON.stringify({ revision: 2 }),
+    listed: ["wow-intents/ns/a", "wow-intents/ns/b"], afterDelete: ["wow-intents/ns/a"], racingWinners: 1,
+  });
+  const id = unique("denokv");
+  const [client] = await run("deno-kv", ["client", file, gateway.base, id]);
+  assert.equal(client.stage, "PROCESSED");
+  assert.deepEqual(client.listed, ["succeeded"]);
+  assert.equal(await gateway.stored("account", id, client.requestId), 1);
+});
+
+test("Deno KV adapter: two processes delivering one identity at once run its effect once (compare-and-swap excludes)", { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "wow-denokv-race-"));
+  const file = join(dir, "kv.sqlite"), log = join(dir, "effects.log");
+  const startAt = String(Date.now() + 1_500);
+  const [a, b] = await Promise.all([1, 2].map(() => run("deno-kv", ["race", file, "race", "order-7:shipped", startAt, log])));
+  const statuses = [a[0].status, b[0].status].sort();
+  assert.deepEqual(statuses, ["ran", "skipped"], JSON.stringify([a, b]));
+  assert.equal(a[0].by, b[0].by, "both report the one effect's result");
+  assert.equal(readFileSync(log, "utf8").trim().split("\n").length, 1, "the effect ran once");
+});

@@ -65,6 +65,11 @@ pub fn open(
 }
 
 impl AdapterKv {
+    /// Whether this is one of the built-in stores (localStorage, memory).
+    pub fn is_builtin(&self) -> bool {
+        self.immediate
+    }
+
     /// Whether writes are atomic compare-and-swaps.
     pub fn is_atomic(&self) -> bool {
         method(&self.raw, "compareAndSet").is_some()

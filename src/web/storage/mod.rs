@@ -164,6 +164,20 @@ impl AnyStore {
     }
 }
 
+impl AnyStore {
+    /// Whether everything that shares this store shares the runtime's Web
+    /// Locks too, so that holding a lock excludes every other writer: an
+    /// origin's IndexedDB and localStorage (locks span its tabs and
+    /// workers) and memory. Not a caller's adapter: an edge KV, a Deno KV
+    /// or a directory is shared by processes whose locks are their own.
+    pub fn shared_only_under_locks(&self) -> bool {
+        match self {
+            AnyStore::Indexed(_) => true,
+            AnyStore::Text { store, .. } => store.kv().is_builtin(),
+        }
+    }
+}
+
 macro_rules! each_backend {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
