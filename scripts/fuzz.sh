@@ -11,7 +11,7 @@ cargo build -q -p wow-test-gateway
 seed=${FUZZ_SEED:-$(date +%s)}
 echo "JS boundary fuzz, seed $seed"
 FUZZ_SEED=$seed FUZZ_RUNS=${FUZZ_RUNS:-20000} node --test tests/fuzz/node.test.mjs
-FUZZ_SEED=$seed FUZZ_RUNS=${FUZZ_RUNS:-3000} node --test tests/fuzz/chromium.test.mjs
+FUZZ_SEED=$seed FUZZ_RUNS=${FUZZ_RUNS:-3000} TEST_ENGINES=${TEST_ENGINES:-chromium} node --test tests/fuzz/browsers.test.mjs
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 for target in sse_decoder json_body; do
   cargo +nightly fuzz run "$target" -- -max_total_time="$secs"

@@ -138,7 +138,7 @@ async function webkit() {
         "webkitgtk:browserOptions": { binary: miniBrowserPath, args: ["--automation"] },
       }).build();
       drivers.add(driver);
-      await driver.manage().setTimeouts({ script: 60_000, pageLoad: 60_000 });
+      await driver.manage().setTimeouts({ script: 15 * 60_000, pageLoad: 60_000 });
       let turn = Promise.resolve();
       const inWindow = (handle, f) => {
         const run = turn.then(async () => { await driver.switchTo().window(handle); return f(); });

@@ -1,15 +1,17 @@
-// The JS boundary fuzz (boundary.js) in headless Chromium: the web entries
-// loaded from the gateway, fast-check from node_modules through an import
-// map, the client over IndexedDB. FUZZ_RUNS (default 300) and FUZZ_SEED.
+// The JS boundary fuzz (boundary.js) in the browsers: the web entries loaded
+// from the gateway, fast-check from node_modules through an import map, the
+// client over IndexedDB. Chromium runs FUZZ_RUNS (default 300); Firefox and
+// WebKit a seeded share of them, FUZZ_ENGINE_RUNS (default 100), seeded by
+// FUZZ_SEED like Chromium's.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root, startGateway } from "../support/gateway.mjs";
-import { launchChromium } from "../support/browser.mjs";
+import { available, engines, launch } from "../support/engines.mjs";
 
-let gateway, browser;
+let gateway;
 before(async () => {
   const www = mkdtempSync(join(tmpdir(), "wow-fuzz-www-"));
   cpSync(join(root, "tests/fuzz/boundary.js"), join(www, "boundary.js"));
@@ -47,17 +49,24 @@ before(async () => {
   document.body.dataset.ready = "true";
 </script>`);
   gateway = await startGateway({ www, quiet: true });
-  browser = await launchChromium();
 });
-after(async () => { await browser?.close(); await gateway?.stop(); });
+after(async () => { await gateway?.stop(); });
 
-test("every public call settles with a typed error or a value, whatever it is given (Chromium)", { timeout: 20 * 60_000 }, async () => {
-  const page = await browser.newPage();
-  await page.goto(`${gateway.base}/index.html`);
-  await page.waitForSelector("body[data-ready=true]", { state: "attached" });
-  const report = await page.evaluate(([runs, seed]) => window.runFuzz(runs, seed),
-    [Number(process.env.FUZZ_RUNS ?? 300), Number(process.env.FUZZ_SEED ?? 1)]);
-  for (const line of report.lines) console.log(line);
-  assert.deepEqual(report.failures, []);
-  assert.ok(report.tried > 0);
-});
+for (const engine of engines) {
+  const runs = engine === "chromium" ? Number(process.env.FUZZ_RUNS ?? 300) : Number(process.env.FUZZ_ENGINE_RUNS ?? 100);
+  test(`every public call settles with a typed error or a value, whatever it is given (${engine}, ${runs} runs)`,
+    { timeout: 20 * 60_000, skip: !available(engine) && `${engine} is not installed` }, async () => {
+      const browser = await launch(engine);
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${gateway.base}/index.html`);
+        assert.ok(await page.waitFor(() => document.body.dataset.ready === "true", null, 30_000), "the fuzz page loaded");
+        const report = await page.evaluate(([runs, seed]) => window.runFuzz(runs, seed), [runs, Number(process.env.FUZZ_SEED ?? 1)]);
+        for (const line of report.lines) console.log(line);
+        assert.deepEqual(report.failures, []);
+        assert.ok(report.tried > 0);
+      } finally {
+        await browser.close();
+      }
+    });
+}
