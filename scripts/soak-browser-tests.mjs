@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Runs every browser test binary N times through the project's runner
-// (scripts/wasm-test-runner.mjs), with no retry, and prints for each how
-// many runs finished with the tests' own result, how many passed, and how
-// long the slowest run took. A run that did not finish names its binary.
+// (scripts/wasm-test-runner.mjs) in every engine, with no retry, and prints
+// for each binary and engine how many runs finished with the tests' own
+// result, how many passed, and how long the slowest run took. A run that did
+// not finish names its binary and engine.
 //
-//   node scripts/soak-browser-tests.mjs [--runs 30] [--release]
+//   node scripts/soak-browser-tests.mjs [--runs 30] [--release] [--engines chromium,firefox,webkit]
 import { execFileSync, spawnSync } from "node:child_process";
 import { basename } from "node:path";
 import { root, startGateway } from "../tests/support/gateway.mjs";
@@ -12,6 +13,7 @@ import { root, startGateway } from "../tests/support/gateway.mjs";
 const argv = process.argv.slice(2);
 const runs = Number(argv[argv.indexOf("--runs") + 1] || 30) || 30;
 const release = argv.includes("--release");
+const engines = argv.includes("--engines") ? argv[argv.indexOf("--engines") + 1].split(",") : ["chromium", "firefox", "webkit"];
 
 execFileSync("cargo", ["build", "-q", "-p", "wow-test-gateway"], { cwd: root, stdio: "inherit" });
 const gateway = await startGateway({ quiet: true });
@@ -26,26 +28,26 @@ try {
     .filter((m) => m.reason === "compiler-artifact" && m.profile?.test && m.executable).map((m) => m.executable);
 
   const rows = [];
-  for (const binary of binaries) {
+  for (const engine of engines) for (const binary of binaries) {
     let finished = 0, passed = 0, slowest = 0;
     const stalls = [];
     for (let i = 1; i <= runs; i++) {
       const began = Date.now();
       const run = spawnSync("node", [`${root}/scripts/wasm-test-runner.mjs`, binary],
-        { cwd: root, env, encoding: "utf8", maxBuffer: 1 << 26 });
+        { cwd: root, env: { ...env, WASM_TEST_ENGINE: engine }, encoding: "utf8", maxBuffer: 1 << 26 });
       slowest = Math.max(slowest, Date.now() - began);
       const out = run.stdout + run.stderr;
       if (/test result: /.test(out)) finished++;
       else stalls.push(`run ${i}: ${out.trim().split("\n").pop()}`);
       if (run.status === 0) passed++;
-      process.stderr.write(`\r${basename(binary)}: ${i}/${runs}`);
+      process.stderr.write(`\r${engine} ${basename(binary)}: ${i}/${runs}`);
     }
     process.stderr.write("\n");
-    rows.push({ binary: basename(binary).replace(/-[0-9a-f]{16}\.wasm$/, ""), finished, passed, slowest, stalls });
+    rows.push({ engine, binary: basename(binary).replace(/-[0-9a-f]{16}\.wasm$/, ""), finished, passed, slowest, stalls });
   }
-  console.log(`\n| test binary | finished | passed | slowest run |\n|---|---:|---:|---:|`);
-  for (const r of rows) console.log(`| ${r.binary} | ${r.finished} of ${runs} | ${r.passed} of ${runs} | ${(r.slowest / 1000).toFixed(1)} s |`);
-  for (const r of rows) for (const s of r.stalls) console.log(`${r.binary} ${s}`);
+  console.log(`\n| engine | test binary | finished | passed | slowest run |\n|---|---|---:|---:|---:|`);
+  for (const r of rows) console.log(`| ${r.engine} | ${r.binary} | ${r.finished} of ${runs} | ${r.passed} of ${runs} | ${(r.slowest / 1000).toFixed(1)} s |`);
+  for (const r of rows) for (const s of r.stalls) console.log(`${r.engine} ${r.binary} ${s}`);
   process.exitCode = rows.every((r) => r.finished === runs && r.passed === runs) ? 0 : 1;
 } finally {
   await gateway.stop();
