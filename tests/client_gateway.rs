@@ -412,7 +412,11 @@ async fn lost_requests_and_proxy_errors_are_retried_with_the_same_request_id() {
 
 #[wasm_bindgen_test]
 async fn processing_slower_than_the_caller_still_ends_in_one_stream() {
-    let c = client(json!({"timeoutMs": 400})).await;
+    // The server's own wait (Command-Wait-Timeout) outlasts the caller's, so
+    // the caller's deadline, not the gateway's RequestTimeout answer, ends
+    // the first wait: with both at 400 ms, which came first depended on the
+    // engine (Firefox once recorded the answer, 15 ms after the deadline).
+    let c = client(json!({"timeoutMs": 400, "waitTimeoutMs": 5000})).await;
     let id = unique("slow");
     fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 1200, "times": 1}))
         .await;
