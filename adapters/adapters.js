@@ -73,17 +73,17 @@ export function durableObjectAdapter(storage) {
 export function denoKvAdapter(kv, { prefix = ["wow-command-client"] } = {}) {
   const at = (key) => [...prefix, key];
   return {
-    get: async (key) => (await kv.get(at(key))).value ?? null,
-    set: async (key, value) => { await kv.set(at(key), value); },
-    delete: (key) => kv.delete(at(key)),
-    async list(start) {
+    get: (key) => busyRetried(async () => (await kv.get(at(key))).value ?? null),
+    set: (key, value) => busyRetried(async () => { await kv.set(at(key), value); }),
+    delete: (key) => busyRetried(() => kv.delete(at(key))),
+    list: (start) => busyRetried(async () => {
       const found = [];
       for await (const entry of kv.list({ start: at(start), end: at(`${start}\uffff`) })) {
         found.push([entry.key[entry.key.length - 1], entry.value]);
       }
       return found;
-    },
-    async compareAndSet(key, expected, value) {
+    }),
+    compareAndSet: (key, expected, value) => busyRetried(async () => {
       // A commit refused because the entry changed after it was read is
       // compared again: the swap fails only when the revision differs.
       for (;;) {
@@ -91,8 +91,22 @@ export function denoKvAdapter(kv, { prefix = ["wow-command-client"] } = {}) {
         if ((current.value == null ? 0 : storedRevision(current.value)) !== expected) return false;
         if ((await kv.atomic().check(current).set(at(key), value).commit()).ok) return true;
       }
-    },
+    }),
   };
+}
+
+// A local Deno KV file shared by processes answers "database is locked"
+// while another process writes: that operation is tried again, a few times
+// over about a second, before its error stands.
+async function busyRetried(operation) {
+  for (let pause = 5; ; pause *= 2) {
+    try {
+      return await operation();
+    } catch (e) {
+      if (pause > 640 || !/database is locked/i.test(String(e?.message))) throw e;
+      await new Promise((r) => setTimeout(r, pause * (0.5 + Math.random())));
+    }
+  }
 }
 
 /** In memory, with compareAndSet (tests, short-lived scripts): lost on exit. */
