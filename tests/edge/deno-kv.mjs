@@ -9,7 +9,10 @@ import { IdempotentConsumer } from "../../pkg/consumer-node.js";
 import { denoKvAdapter } from "../../pkg/adapters.js";
 
 const [mode, path, ...rest] = Deno.args;
-const kv = await Deno.openKv(path);
+// Opening a local KV file that another process is opening or writing can
+// itself answer "database is locked"; the adapter retries its operations,
+// the opener is the caller's, so it retries here as an app would.
+const kv = await openKv(path);
 const adapter = denoKvAdapter(kv);
 const print = (value) => console.log(JSON.stringify(value));
 const record = (revision) => JSON.stringify({ revision });
@@ -50,3 +53,14 @@ if (mode === "contract") {
 }
 kv.close();
 Deno.exit(0);
+
+async function openKv(file) {
+  for (let pause = 10; ; pause *= 2) {
+    try {
+      return await Deno.openKv(file);
+    } catch (e) {
+      if (pause > 1280 || !/database is locked/i.test(String(e?.message))) throw e;
+      await new Promise((r) => setTimeout(r, pause + Math.random() * pause));
+    }
+  }
+}
