@@ -78,6 +78,9 @@ JS
 entries wow_command_client wow_command_client_bg.wasm CommandError:support.js index.js node.js workerd.js
 entries consumer consumer_bg.wasm EffectError:effect_error.js consumer-web.js consumer-node.js consumer-workerd.js
 cp adapters/adapters.js adapters/adapters.d.ts adapters/node-adapters.js adapters/node-adapters.d.ts pkg/
+# React bindings: a separate entry, so the client-only download does not change.
+cp react/react.js react/react.d.ts pkg/
+node scripts/minify-js.mjs pkg/react.js
 # The Service Worker entry: resume() from the same IndexedDB journal when no page is there.
 cp worker/service-worker.js worker/service-worker.d.ts pkg/
 # The command generator (`npx wow-command-client generate`, Node only) and what a package carries.
@@ -124,13 +127,14 @@ cat > pkg/package.json <<JSON
     "./adapters": { "types": "./adapters.d.ts", "default": "./adapters.js" },
     "./service-worker": { "types": "./service-worker.d.ts", "default": "./service-worker.js" },
     "./adapters/node": { "types": "./node-adapters.d.ts", "default": "./node-adapters.js" },
+    "./react": { "types": "./react.d.ts", "default": "./react.js" },
     "./generator": { "types": "./generator/generate.d.ts", "default": "./generator/generate.mjs" },
     "./wasm": "./wow_command_client_bg.wasm",
     "./package.json": "./package.json"
   },
   "bin": { "wow-command-client": "./generator/cli.mjs" },
-  "peerDependencies": { "openapi-typescript": "^7.13.0", "typescript": "^5.0.0" },
-  "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "typescript": { "optional": true } },
+  "peerDependencies": { "openapi-typescript": "^7.13.0", "react": ">=18", "typescript": "^5.0.0" },
+  "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true }, "typescript": { "optional": true } },
   "engines": { "node": ">=18" },
   "sideEffects": ["./snippets/*", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
   "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "README.md", "LICENSE"]

@@ -61,6 +61,7 @@ suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test sto
 suite edge           node --test tests/edge/node.test.mjs tests/edge/workerd.test.mjs tests/edge/adapters.test.mjs
 suite deno-bun       node --test tests/edge/runtimes.test.mjs
 suite bundler        node --test tests/bundler/
+suite react          node --test tests/react/
 # The promise in each engine (tests/e2e/engines.test.mjs, persistence.test.mjs),
 # a line each; the rest of the end-to-end files in Chromium.
 suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines. -e /persistence.)

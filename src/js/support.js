@@ -52,7 +52,7 @@ export function makeResultStream(watch) {
       const reader = stream.getReader();
       return {
         next: () => reader.read(),
-        return: async () => { await reader.cancel(); return { done: true, value: undefined }; },
+        return: async () => { await reader.cancel(); return { done: true }; },
       };
     },
   };
@@ -67,22 +67,33 @@ export function makeResultStream(watch) {
 }
 
 // A call's `{ signal }`: the watch its drive records into (`watch.outcome`,
-// the last record written, as an Outcome), or undefined without a signal.
+// the last record written, as an Outcome, kept as `watch.last`), or undefined without a signal.
 // Options it cannot take, and a signal aborted already, throw: the call
 // fails before anything is started.
+// `onIntent` makes a watch too: the drive's first record written
+// (`watch.outcome = …`) tells it the intent's id, once.
 export function watchFor(options) {
   if (options == null) return undefined;
-  let signal, aborted, listen;
+  let signal, aborted, listen, onIntent;
   try {
     if (Object(options) !== options) throw 0;
-    signal = options.signal;
-    if (signal == null) return undefined;
-    ({ aborted, addEventListener: listen } = signal);
+    ({ signal, onIntent } = options);
+    if (signal != null) ({ aborted, addEventListener: listen } = signal);
   } catch {
     invalid(Object(options) === options ? "options.signal could not be read" : "options must be an object");
   }
-  if (typeof aborted !== "boolean" || typeof listen !== "function") invalid("options.signal must be an AbortSignal");
-  const watch = { signal };
+  if (onIntent != null && typeof onIntent !== "function") invalid("options.onIntent must be a function");
+  if (signal != null && (typeof aborted !== "boolean" || typeof listen !== "function")) invalid("options.signal must be an AbortSignal");
+  if (signal == null && onIntent == null) return undefined;
+  // The drive writes each record it writes to `watch.outcome`; it is kept as `watch.last`.
+  const watch = {
+    signal,
+    set outcome(outcome) {
+      this.last = outcome;
+      try { onIntent?.(outcome.intentId); } catch { /* the caller's own failure */ }
+      onIntent = null;
+    },
+  };
   if (aborted) throw abortError(watch);
   return watch;
 }
@@ -112,11 +123,11 @@ export function abortable(promise, watch) {
   });
 }
 
-// The `Aborted` error: what the last record written says (`watch.outcome`,
+// The `Aborted` error: what the last record written says (`watch.last`,
 // when one was written), with `appended: false` while no request can have
 // left (`watch.sent`, set by the driver before each fetch).
 function abortError(watch) {
-  const last = watch.outcome || { intentId: "", requestId: "", intentKey: null, attempts: 0, result: null };
+  const last = watch.last || { intentId: "", requestId: "", intentKey: null, attempts: 0, result: null };
   const sent = watch.sent === true;
   return new CommandError({
     ...last, status: "unknown", appended: sent ? null : false, downstreamPending: null,

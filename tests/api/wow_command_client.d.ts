@@ -132,6 +132,13 @@ export interface CallOptions {
      * `resume()` finishes it if the page goes away first.
      */
     signal?: AbortSignal;
+    /**
+     * `send`, `sendAndWait` and `sendAndWaitStream`: told the intent's id once, when this call first
+     * writes its record (before anything is sent), so a UI can follow it with `subscribe` while the call
+     * waits. A keyed intent found settled, or driven by another tab, is not written by this call: its
+     * Outcome names it. What `onIntent` returns or throws changes nothing.
+     */
+    onIntent?: (intentId: string) => void;
 }
 
 export interface DownstreamOptions extends CallOptions {

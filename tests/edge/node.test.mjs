@@ -221,6 +221,31 @@ test("bad input is refused with typed errors", async () => {
   assert.equal(thrown.record.lastError, "TypeError: no");
 });
 
+test("onIntent: told the intent's id once, after its record is written and before anything is sent", async () => {
+  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("on-intent") });
+  const id = unique("acct");
+  const create = { aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } };
+  const told = [];
+  let journaled;
+  const outcome = await client.send(create, { onIntent: (intentId) => {
+    told.push(intentId);
+    journaled = client.intents().then((all) => all.find((r) => r.intentId === intentId)?.state);
+    throw new Error("the listener's own failure changes nothing");
+  } });
+  assert.equal(outcome.status, "succeeded");
+  assert.deepEqual(told, [outcome.intentId], "once, with the outcome's intent");
+  const then = await journaled;
+  assert.ok(["pending", "sending"].includes(then), `the record was there before the send: ${then}`);
+  // A keyed intent found settled is not written again: no call, the Outcome names it.
+  const keyed = { ...create, action: "lock_amount", create: false, body: { amount: 1 }, intentKey: `lock-${id}` };
+  const first = await client.send(keyed, { onIntent: (i) => told.push(i) });
+  const again = await client.send(keyed, { onIntent: (i) => told.push(`again ${i}`) });
+  assert.equal(again.intentId, first.intentId);
+  assert.deepEqual(told, [outcome.intentId, first.intentId]);
+  await assert.rejects(client.send(create, { onIntent: "no" }), (e) => e.code === "InvalidCommand" && /onIntent must be a function/.test(e.message));
+  client.free();
+});
+
 test("an effect that never settles: the call ends at its deadline, the record stays started, the next delivery reconciles", async () => {
   const consumer = await IdempotentConsumer.open({ storage: memoryAdapter(), leaseMs: 5_000, effectTimeoutMs: 150,
     callbackTimeoutMs: 200 });

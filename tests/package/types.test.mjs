@@ -2,12 +2,13 @@
 // tarball installed into a fresh project, and code using every entry
 // type-checked with `strict` under each target (es2020 and later), with and
 // without skipLibCheck, with the DOM lib and with the worker lib of edge code,
-// under each moduleResolution (bundler, node16, nodenext). `using client = …`
+// under each moduleResolution (bundler, node16, nodenext); the React entry with
+// the DOM lib and React's own types. `using client = …`
 // type-checks where the user's lib has disposables.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +50,32 @@ export async function main(): Promise<CommandResult | Outcome> {
   }
 }
 `);
+  // The React entry, with React's own types as a React app has them.
+  mkdirSync(join(project, "node_modules/@types"), { recursive: true });
+  symlinkSync(join(root, "node_modules/@types/react"), join(project, "node_modules/@types/react"), "dir");
+  symlinkSync(join(root, "node_modules/csstype"), join(project, "node_modules/csstype"), "dir");
+  writeFileSync(join(project, "react.ts"), `
+import { createElement, type ReactNode } from "react";
+import { WowProvider, useCommand, useIntent, useIntents, useWowClient, type CommandState } from "wow-command-client/react";
+import type { IntentRecord, Outcome } from "wow-command-client";
+
+function Sender(): ReactNode {
+  const { send, state, error, outcome, reset } = useCommand();
+  const s: CommandState = state;
+  const last: Outcome | null = outcome;
+  const record: IntentRecord | null | undefined = useIntent(last?.intentId);
+  const open: readonly IntentRecord[] = useIntents({ states: ["pending", "sending", "unknown"] });
+  const { client } = useWowClient();
+  const click = async (): Promise<void> => {
+    const o: Outcome = await send({ aggregate: { resource: "cart", id: "o-1" }, action: "add", body: {} }, { onIntent: (id: string) => void id });
+    if (o.status === "rejected") reset();
+  };
+  void click; void client; void error;
+  return createElement("p", null, \`\${s} \${record?.state ?? "-"} \${open.length}\`);
+}
+
+export const app = createElement(WowProvider, { options: { baseUrl: "https://gateway.example" } }, createElement(Sender));
+`);
   writeFileSync(join(project, "using.ts"), `
 import { WowClient } from "wow-command-client";
 export async function scoped(): Promise<string> {
@@ -79,7 +106,8 @@ test("the types compile under strict configs: every target, lib, resolution, wit
       for (const [moduleResolution, module] of Object.entries(resolutions)) {
         for (const skipLibCheck of [false, true]) {
           const options = { target, module, moduleResolution, lib: [target, ...lib], skipLibCheck };
-          const errors = check(["use.ts"], options);
+          // The React entry where React apps are: with the DOM lib.
+          const errors = check(libName === "dom" ? ["use.ts", "react.ts"] : ["use.ts"], options);
           configs += 1;
           if (errors) failures.push(`${JSON.stringify(options)}\n${errors}`);
         }

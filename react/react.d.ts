@@ -1,0 +1,53 @@
+import type { ReactNode } from "react";
+import type {
+  CallOptions, Command, CommandError, ConnectOptions, IntentFilter, IntentRecord, IntentState, Outcome, WowClient,
+} from "wow-command-client";
+
+export interface WowProviderProps {
+  /** Read when the provider first mounts; give the provider a `key` to connect again with other options. */
+  options?: ConnectOptions;
+  /** A client (or a promise of one) the app connected itself, instead of `options`; the provider never frees it. */
+  client?: WowClient | Promise<WowClient>;
+  children?: ReactNode;
+}
+
+/**
+ * Connects one client when first mounted (in an effect: nothing runs at import or while rendering on
+ * a server) and frees it when unmounted. Hooks below it share it; a `send` before it has connected waits.
+ */
+export function WowProvider(props: WowProviderProps): ReactNode;
+
+/** The provider's client once connected (null before), or why it could not connect. */
+export function useWowClient(): { client: WowClient | null; error: unknown };
+
+/** Where `useCommand`'s intent is: its journal state, or "idle" before a send and "failed" when the send was refused. */
+export type CommandState = "idle" | "failed" | IntentState;
+
+export interface UseCommand {
+  /**
+   * Sends through `client.send` and resolves to its Outcome (business outcomes do not throw; a refused
+   * command throws `CommandError`). The hook follows this intent from then on, the previous one no longer.
+   */
+  send(command: Command, options?: CallOptions): Promise<Outcome>;
+  /** Stops following the intent and returns to "idle"; the intent itself is not withdrawn. */
+  reset(): void;
+  /** pending → sending → unknown → succeeded / rejected / conflict / escalated, as the journal says, also after `send` returned. */
+  state: CommandState;
+  intentId: string | null;
+  /** What the last `send` resolved to. */
+  outcome: Outcome | null;
+  /** Why the intent has not succeeded (the outcome as a `CommandError`, or what `send` threw); null once it succeeds. */
+  error: CommandError | unknown | null;
+}
+
+/** One intent at a time; unmounting stops following it and never withdraws it. */
+export function useCommand(): UseCommand;
+
+/**
+ * The journal's record of one intent (its intentId, requestId or intentKey), live across tabs and
+ * reloads. `undefined` until first read; `null` when there is no such intent.
+ */
+export function useIntent(intent: string | null | undefined): IntentRecord | null | undefined;
+
+/** The journal's records matching `filter`, oldest first, live (`[]` until first read). */
+export function useIntents(filter?: IntentFilter): readonly IntentRecord[];

@@ -1,0 +1,144 @@
+// `wow-command-client/react` where a React user meets it: a React 19 app built
+// by Vite (tests/react/app, with the generated command builders), in headless
+// Chromium against the gateway. A lost answer shows sending -> unknown ->
+// succeeded in the component and in a second tab's list; a reload in the
+// middle of a send shows the same intent finish in the new page; unmounting
+// the sender changes nothing about the outcome; and the entry renders on a
+// server without touching `window`.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "vite";
+import { launchChromium } from "../support/browser.mjs";
+import { root, startGateway } from "../support/gateway.mjs";
+
+const unique = (prefix) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** The app, as a user's project has it: the package installed, React beside it. */
+async function bundle() {
+  const app = mkdtempSync(join(tmpdir(), "wow-react-app-"));
+  cpSync(new URL("./app", import.meta.url).pathname, app, { recursive: true });
+  cpSync(join(root, "www/generated"), join(app, "generated"), { recursive: true });
+  mkdirSync(join(app, "node_modules"));
+  cpSync(join(root, "pkg"), join(app, "node_modules/wow-command-client"), { recursive: true, dereference: true });
+  for (const dep of ["react", "react-dom", "scheduler"]) symlinkSync(join(root, "node_modules", dep), join(app, "node_modules", dep), "dir");
+  const out = join(app, "dist");
+  await build({ root: app, logLevel: "warn", build: { outDir: out, target: "es2022" } });
+  return out;
+}
+
+let gateway, browser;
+before(async () => {
+  gateway = await startGateway({ www: await bundle(), quiet: true });
+  browser = await launchChromium();
+});
+after(async () => { await browser?.close(); await gateway?.stop(); });
+
+/** A page of the app, connected (its provider's client is there). */
+async function open(context, query) {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  await page.goto(`${gateway.base}/?${query}`);
+  await page.waitForSelector("#ready[data-ready=yes]", { state: "attached", timeout: 20_000 });
+  return page;
+}
+
+const data = (page, selector, name) => page.$eval(selector, (el, name) => el.dataset[name], name);
+const seen = async (page, selector) => JSON.parse(await data(page, selector, "seen"));
+/** Waits until the element's `data-state` is `state`. */
+const reaches = (page, selector, state, timeout = 20_000) =>
+  page.waitForSelector(`${selector}[data-state=${state}]`, { state: "attached", timeout });
+
+/** A fresh context's page for a fresh cart whose first command is delayed `delayMs`, its send clicked: resolves once it is sending. */
+async function sending(prefix, delayMs) {
+  const context = await browser.newContext();
+  const owner = unique(prefix);
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: owner }, fault: "delay", delayMs, times: 1 }] });
+  const page = await open(context, `owner=${owner}`);
+  await page.click("#add");
+  await reaches(page, "#sender", "sending");
+  return { context, owner, page, intentId: await data(page, "#sender", "intent") };
+}
+
+/** The intent's record in the page's useIntents list, once it shows it succeeded. */
+async function listedSucceeded(page, intentId) {
+  await page.waitForFunction((id) => JSON.parse(document.querySelector("#outbox").dataset.records)
+    .some((r) => r.intentId === id && r.state === "succeeded"), intentId, { timeout: 20_000 });
+  return JSON.parse(await data(page, "#outbox", "records")).find((r) => r.intentId === intentId);
+}
+
+test("a lost answer: the component shows sending -> unknown -> succeeded, a second tab's list follows, one stream in history", async () => {
+  const context = await browser.newContext();
+  const owner = unique("react");
+  await gateway.faults("POST", { rules: [
+    { match: { aggregateId: owner }, fault: "drop_response_after_append", times: 1 },
+    // The first confirmation fails too, so `unknown` lasts until the next one.
+    { match: { method: "POST", path: `*${owner}*` }, fault: "query_unavailable", times: 1 },
+  ] });
+  const [sender, other] = [await open(context, `owner=${owner}`), await open(context, `owner=${owner}`)];
+  await sender.click("#add");
+  await reaches(sender, "#sender", "succeeded");
+  const states = await seen(sender, "#sender");
+  const order = ["sending", "unknown", "succeeded"].map((s) => states.indexOf(s));
+  assert.ok(order.every((i, n) => i >= 0 && (n === 0 || i > order[n - 1])), `sending, unknown, succeeded in order: ${states}`);
+  assert.equal(states[0], "idle");
+  const intentId = await data(sender, "#sender", "intent");
+
+  // The other tab's useIntents list had it unconfirmed, then succeeded.
+  await listedSucceeded(other, intentId);
+  const listed = (await seen(other, "#outbox")).map((s) => Object.fromEntries(JSON.parse(s))[intentId]).filter(Boolean);
+  assert.ok(listed.some((s) => s !== "succeeded"), `the list showed it before it settled: ${listed}`);
+  assert.equal(listed.at(-1), "succeeded");
+  assert.equal(await data(other, "#outbox", "open"), "0");
+
+  const record = await listedSucceeded(sender, intentId);
+  await gateway.idle();
+  assert.equal(await gateway.stored("cart", owner, record.requestId), 1);
+  await context.close();
+});
+
+test("a reload in the middle of a send: the new page's useIntent shows the same intent finish", async () => {
+  const { context, owner, page, intentId } = await sending("reload", 2_500);
+  assert.ok(page.url().includes(`intent=${intentId}`), page.url());
+  await page.reload();
+  await page.waitForSelector("#ready[data-ready=yes]", { state: "attached", timeout: 20_000 });
+  await reaches(page, "#watched", "succeeded");
+  const watched = await seen(page, "#watched");
+  assert.equal(watched.at(-1), "succeeded");
+  assert.ok(!watched.includes("absent"), `the journal had it all along: ${watched}`);
+  assert.equal(await data(page, "#sender", "state"), "idle", "the new page's sender has sent nothing");
+  await gateway.idle();
+  assert.equal(await gateway.stored("cart", owner, await data(page, "#watched", "request")), 1);
+  await context.close();
+});
+
+test("unmounting the sender mid-flight stops the observation, not the intent", async () => {
+  const { context, owner, page, intentId } = await sending("unmount", 1_500);
+  await page.click("#hide");
+  assert.equal(await page.$("#sender"), null);
+  const record = await listedSucceeded(page, intentId);
+  await gateway.idle();
+  assert.equal(await gateway.stored("cart", owner, record.requestId), 1);
+  await context.close();
+});
+
+test("server rendering: the entry imports and renders in Node.js without a window, nothing connects", async () => {
+  const { createElement: h } = await import("react");
+  const { renderToString } = await import("react-dom/server");
+  const react = await import(join(root, "pkg/react.js"));
+  let connected = false;
+  const Probe = () => {
+    const command = react.useCommand();
+    const list = react.useIntents();
+    const one = react.useIntent("some-intent");
+    const { client } = react.useWowClient();
+    return h("p", null, `${command.state}|${list.length}|${one}|${client}`);
+  };
+  const html = renderToString(h(react.WowProvider, { options: { get baseUrl() { connected = true; return "http://x"; } } }, h(Probe)));
+  assert.equal(typeof globalThis.window, "undefined");
+  assert.match(html, /idle\|0\|undefined\|null/);
+  assert.equal(connected, false, "connect options are not even read while rendering");
+  assert.throws(() => renderToString(h(Probe)), /must be used inside <WowProvider>/);
+});
