@@ -59,7 +59,10 @@ suite wasm-webkit    env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=webkit \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
 suite edge           node --test tests/edge/node.test.mjs tests/edge/workerd.test.mjs tests/edge/adapters.test.mjs
-suite deno-bun       node --test tests/edge/runtimes.test.mjs
+# A line per runtime: Deno (and its KV adapter), Bun, Vercel's edge-runtime.
+suite deno           node --test --test-name-pattern='^(deno|Deno KV)' tests/edge/runtimes.test.mjs
+suite bun            node --test --test-name-pattern='^bun' tests/edge/runtimes.test.mjs
+suite edge-runtime   node --test --test-name-pattern='^edge-runtime' tests/edge/runtimes.test.mjs
 suite bundler        node --test tests/bundler/
 suite react          node --test tests/react/
 # The promise in each engine (tests/e2e/engines.test.mjs, persistence.test.mjs),

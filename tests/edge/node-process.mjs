@@ -9,6 +9,7 @@ import { fileAdapter } from "../../pkg/node-adapters.js";
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { storedCount } from "../support/gateway.mjs";
+import { clientMode } from "./client-modes.mjs";
 
 const [mode, dir, namespace, baseUrl, arg] = process.argv.slice(2);
 const storage = fileAdapter(dir);
@@ -56,29 +57,7 @@ if (mode === "race") {
     print({ error: e.code, message: e.message, effects });
   }
 } else {
-  const client = await WowClient.connect({ baseUrl, storage, namespace, timeoutMs: 15_000 });
-  if (mode === "send") {
-    const commands = JSON.parse(arg);
-    for (const outcome of await Promise.all(commands.map((c) => client.send(c)))) print(outcome);
-  } else if (mode === "resume") {
-    print(await client.resume());
-  } else if (mode === "probe") {
-    // A send, a stage stream read with for await, and a send whose answer
-    // the gateway drops after the append (the test armed that fault for `lost`).
-    const { id, lost } = JSON.parse(arg);
-    const created = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
-      create: true, body: { name: id, balance: 10 } });
-    const stages = [];
-    const stream = client.sendAndWaitStream({ aggregate: { resource: "account", id }, action: "lock_amount",
-      body: { amount: 1 }, waitStage: "SNAPSHOT" });
-    for await (const element of stream) stages.push([element.stage, element.succeeded]);
-    const streamed = await stream.outcome;
-    const dropped = await client.send({ aggregate: { resource: "account", id: lost }, action: "lock_amount", body: { amount: 1 } });
-    print({ created: created.requestId, stages, streamed: streamed.status,
-      lost: { status: dropped.status, appended: dropped.appended, attempts: dropped.attempts, requestId: dropped.requestId } });
-  } else {
-    print(await client.intents());
-  }
+  await clientMode(WowClient, { mode, storage, namespace, baseUrl, arg, print });
 }
 // Deno and Bun have no BroadcastChannel.unref(): the client's open channel
 // would keep them running after the work is done.

@@ -1,6 +1,7 @@
 // The package's server-side promise in Deno and Bun (both from the npm
 // registry, binaries included), through the same process script as the
-// Node.js suite (tests/edge/node-process.mjs, unchanged): a send, a stage
+// Node.js suite (tests/edge/node-process.mjs), and in Vercel's edge-runtime
+// (the same client code, bundled as an edge function): a send, a stage
 // stream read with for await, a lost answer confirmed by history, and a
 // process killed mid-flight whose intents the next process resumes over the
 // same file-backed journal, with the same requestIds, appended once.
@@ -10,16 +11,26 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "vite";
 import { createAccount, root, startGateway } from "../support/gateway.mjs";
 
-let gateway;
-before(async () => { gateway = await startGateway({ quiet: true }); });
+let gateway, edgeBundle;
+before(async () => {
+  gateway = await startGateway({ quiet: true });
+  // The edge function, bundled into one script as a deployment would be.
+  const out = mkdtempSync(join(tmpdir(), "wow-edge-runtime-"));
+  await build({ configFile: false, logLevel: "warn", build: { outDir: out, target: "es2022", minify: false,
+    lib: { entry: join(root, "tests/edge/edge-runtime-guest.mjs"), formats: ["iife"], name: "edgeFunction", fileName: () => "edge.js" } } });
+  edgeBundle = join(out, "edge.js");
+});
 after(async () => { await gateway?.stop(); });
 
 const script = join(root, "tests/edge/node-process.mjs");
 const runtimes = {
   deno: (args) => [join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", script, ...args]],
   bun: (args) => [join(root, "node_modules/.bin/bun"), [script, ...args]],
+  // Vercel's edge-runtime: the bundled edge function in its VM, hosted by Node.js.
+  "edge-runtime": (args) => [process.execPath, [join(root, "tests/edge/edge-runtime-host.mjs"), edgeBundle, ...args]],
 };
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
