@@ -90,3 +90,117 @@ async fn memory_storage_is_an_explicit_opt_in_that_a_reload_forgets() {
     let reloaded = Journal::new(AnyStore::open(&"memory".into()).unwrap(), "ns");
     assert!(reloaded.find("k").await.unwrap().is_none());
 }
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function crossingSample() {
+  return { a: [1, -0, 2.5, 9007199254740991, 9007199254740992, 1e300, -3], s: "é😀\n", n: null, u: undefined,
+    t: true, f: false, o: { z: 1, y: [{}, []] } };
+}
+export function withFunction() { return { ok: 1, f() {} }; }
+export function nested(n) { return JSON.parse("[".repeat(n) + "]".repeat(n)); }
+export function jsonOf(value) { return JSON.stringify(value); }
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = crossingSample)]
+    fn crossing_sample() -> wasm_bindgen::JsValue;
+    #[wasm_bindgen(js_name = withFunction)]
+    fn with_function() -> wasm_bindgen::JsValue;
+    #[wasm_bindgen(js_name = jsonOf)]
+    fn json_of(value: &wasm_bindgen::JsValue) -> String;
+    fn nested(n: u32) -> wasm_bindgen::JsValue;
+}
+
+/// JS values cross into Rust through the crate's own walker (`json_from_js`)
+/// and back through serde-wasm-bindgen (`json_to_js`): integers stay exact
+/// up to 2^53 - 1, other numbers are floats, `undefined` is null, key order
+/// is kept, and a function or a nesting deeper than MAX_NESTING is refused
+/// (a hostile answer must not exhaust the stack: in wasm that traps).
+#[wasm_bindgen_test]
+fn values_cross_the_boundary_both_ways_as_json() {
+    use wow_command_client::core::protocol::JsonValue as J;
+    use wow_command_client::web::{json_from_js, json_to_js};
+    let read = json_from_js(crossing_sample()).unwrap();
+    let s = |v: &str| J::String(v.to_owned());
+    let expected = J::Object(vec![
+        (
+            "a".into(),
+            J::Array(vec![
+                J::Int(1),
+                J::Int(0),
+                J::Float(2.5),
+                J::Int(9007199254740991),
+                J::Float(9007199254740992.0),
+                J::Float(1e300),
+                J::Int(-3),
+            ]),
+        ),
+        ("s".into(), s("é😀\n")),
+        ("n".into(), J::Null),
+        ("u".into(), J::Null),
+        ("t".into(), J::Bool(true)),
+        ("f".into(), J::Bool(false)),
+        (
+            "o".into(),
+            J::Object(vec![
+                ("z".into(), J::Int(1)),
+                (
+                    "y".into(),
+                    J::Array(vec![J::Object(vec![]), J::Array(vec![])]),
+                ),
+            ]),
+        ),
+    ]);
+    assert_eq!(read, expected);
+    assert_eq!(
+        json_of(&json_to_js(&read)),
+        r#"{"a":[1,0,2.5,9007199254740991,9007199254740992,1e+300,-3],"s":"é😀\n","n":null,"u":null,"t":true,"f":false,"o":{"z":1,"y":[{},[]]}}"#
+    );
+    assert_eq!(
+        json_from_js(with_function()).unwrap_err().message,
+        "not a JSON value"
+    );
+}
+
+/// The fingerprints' float text from the engine's digits is Rust's own text
+/// (`float_text`, compiled into this test, not into the shipped module):
+/// in Node and in each browser engine, over edge cases and a spread.
+#[wasm_bindgen_test]
+fn the_engines_float_digits_write_the_fingerprints_text() {
+    use wow_command_client::core::protocol::float_text;
+    let mut values = vec![
+        0.1,
+        0.2 + 0.1,
+        -0.0,
+        5e-324,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        1e21,
+        -1e-7,
+        123.456,
+        std::f64::consts::PI,
+        1e16 - 2.0,
+        9.999e-5,
+        1e-4,
+        1e15 + 0.5,
+        9_007_199_254_740_992.0,
+        -2.5e22,
+    ];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        values.push(f64::from_bits(x));
+    }
+    // Ties, where engines keep the even candidate and Rust's writer the upper.
+    for k in 0..2_000u64 {
+        values.push((1_000_000_000_000_000 + k * 104_729) as f64 + 0.25);
+        values.push(-((1_000_000_000_000_000 + k * 7_919) as f64 + 0.75));
+    }
+    for f in values {
+        let (mut engine, mut rust) = (String::new(), String::new());
+        wow_command_client::web::float_text(f, &mut engine);
+        float_text(f, &mut rust);
+        assert_eq!(engine, rust, "bits {:#x}", f.to_bits());
+    }
+}

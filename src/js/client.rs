@@ -498,7 +498,7 @@ impl WowClient {
         )));
         let client = WowClient {
             inner: Rc::new(Client {
-                journal: Journal::new(store, &namespace)
+                journal: Journal::with_float_text(store, &namespace, crate::web::float_text)
                     .with_policy(policy)
                     .with_retention(retention_ms),
                 base_url: parsed.base_url.trim_end_matches('/').to_owned(),

@@ -11,7 +11,7 @@ use super::network;
 use super::random::random_u64;
 use super::storage::AnyStore;
 use super::time::{self, AbortAt};
-use super::{call_and_await, json_to_js, to_js, JsFailure};
+use super::{call_and_await, to_js, JsFailure};
 use crate::core::journal::{IntentRecord, IntentState, Journal};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
@@ -369,7 +369,7 @@ async fn custom_confirm(
         .some("contextAlias", &query.route.context_alias)
         .put("needFacts", &need_facts)
         .done();
-    let q = json_to_js(&question);
+    let q = super::typed_to_js(&question);
     let answer = match call_and_await(f, &JsValue::NULL, &[&q], within_ms, "confirm()").await {
         Ok(v) => v,
         Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),

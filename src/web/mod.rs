@@ -21,7 +21,7 @@ pub mod time;
 
 pub use js_failure::JsFailure;
 
-use crate::core::protocol::{JsonValue, ToJson};
+use crate::core::protocol::{JsonValue, ToJson, MAX_NESTING};
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
@@ -40,6 +40,9 @@ extern "C" {
         ms: u32,
         what: &str,
     ) -> js_sys::Promise;
+    /// The engine's shortest exponential text of a number, or that of its
+    /// magnitude with `digits` fraction digits.
+    fn exponential(f: f64, digits: Option<u32>) -> String;
 }
 
 /// Calls a caller's JS function with `this` and `args` and awaits what it
@@ -91,6 +94,18 @@ pub fn json_text(value: &JsonValue) -> String {
     })
 }
 
+/// [`crate::core::protocol::float_text`]'s text for a fingerprint's
+/// non-integral number, from the engine's shortest digits (its
+/// `toExponential()`), so the module carries no float printing.
+pub fn float_text(f: f64, out: &mut String) {
+    crate::core::protocol::float_text_from_exponential(
+        &exponential(f, None),
+        |k| exponential(f, Some(k as u32)),
+        f,
+        out,
+    );
+}
+
 /// Free-form JSON as a plain JS value: its JSON text, parsed by the engine.
 /// One string crosses instead of one per key and string value, and what the
 /// engine builds is what `JSON.parse` builds (a `"__proto__"` key is a key).
@@ -98,6 +113,17 @@ pub fn json_text(value: &JsonValue) -> String {
 /// number: they become the nearest one.
 pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
     js_sys::JSON::parse(&json_text(value)).unwrap_or(wasm_bindgen::JsValue::NULL)
+}
+
+/// A value with fixed keys (a question to a caller's callback) as a plain
+/// object, built by serde-wasm-bindgen. Only for keys the crate chose: its
+/// objects are filled by assignment, so a free-form `"__proto__"` key would
+/// set the prototype; free-form JSON crosses as text ([`json_to_js`]).
+pub fn typed_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
+    use serde::Serialize;
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(wasm_bindgen::JsValue::NULL)
 }
 
 /// Limits on a caller's free-form JSON (a command body), checked before
@@ -132,11 +158,54 @@ pub fn caller_json(
     json_from_js(clean).map_err(|e| e.message)
 }
 
-/// A JS value as free-form JSON, through serde-wasm-bindgen; what JSON
-/// cannot carry (functions, symbols) is an error naming nothing of the value.
+/// A JS value as free-form JSON, read by walking it (its arrays, and its
+/// objects' own enumerable string keys in order, as `JSON.stringify` sees
+/// them): integers up to 2^53 - 1 are exact, other numbers floats,
+/// `undefined` is null. What JSON cannot carry (a function, a symbol, a
+/// BigInt) or a nesting deeper than [`MAX_NESTING`] is an error naming
+/// nothing of the value. (serde-wasm-bindgen's deserializer did this before;
+/// its error text put the whole of float printing into the module.)
 pub fn json_from_js(value: wasm_bindgen::JsValue) -> Result<JsonValue, JsFailure> {
-    serde_wasm_bindgen::from_value(value).map_err(|_| JsFailure {
+    walk(&value, 0).ok_or_else(|| JsFailure {
         name: "TypeError".into(),
         message: "not a JSON value".into(),
     })
+}
+
+fn walk(v: &wasm_bindgen::JsValue, depth: u32) -> Option<JsonValue> {
+    use wasm_bindgen::JsCast;
+    if v.is_null() || v.is_undefined() {
+        return Some(JsonValue::Null);
+    }
+    if let Some(b) = v.as_bool() {
+        return Some(JsonValue::Bool(b));
+    }
+    if let Some(n) = v.as_f64() {
+        return Some(if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
+            JsonValue::Int(n as i64)
+        } else {
+            JsonValue::Float(n)
+        });
+    }
+    if let Some(s) = v.as_string() {
+        return Some(JsonValue::String(s));
+    }
+    if depth >= MAX_NESTING || v.is_function() || !v.is_object() {
+        return None;
+    }
+    if js_sys::Array::is_array(v) {
+        let a: &js_sys::Array = v.unchecked_ref();
+        return a
+            .iter()
+            .map(|e| walk(&e, depth + 1))
+            .collect::<Option<Vec<_>>>()
+            .map(JsonValue::Array);
+    }
+    let entries = js_sys::Object::entries(v.unchecked_ref());
+    let mut out = Vec::with_capacity(entries.length() as usize);
+    for e in entries.iter() {
+        let pair: js_sys::Array = e.unchecked_into();
+        out.push((pair.get(0).as_string()?, walk(&pair.get(1), depth + 1)?));
+    }
+    Some(JsonValue::Object(out))
 }

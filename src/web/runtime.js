@@ -10,6 +10,9 @@ export function sleepMs(ms, idle) {
 export function after(ms, f) { return setTimeout(f, delay(ms)); }
 export function cancelAfter(handle) { clearTimeout(handle); }
 
+// Shortest round-trip digits, for the fingerprints' float text (src/web/mod.rs).
+export function exponential(f, digits) { return digits == null ? f.toExponential() : Math.abs(f).toExponential(Math.min(digits, 100)); }
+
 export function randomBytes(n) {
   const b = new Uint8Array(n);
   globalThis.crypto.getRandomValues(b);

@@ -1,21 +1,22 @@
 //! Payload fingerprints: the same intent key with a different payload is a
 //! typed error, never a silent resend (as a replayed idempotency key is).
 
-use crate::core::protocol::JsonValue;
+use crate::core::protocol::{float_text, FloatText, JsonValue};
 
 /// Writes `value` as canonical JSON: object keys sorted, no whitespace,
 /// integers as integers. Two equal payloads give equal bytes whatever the
 /// key order they were built with. The text of stored fingerprints: it
 /// must never change (non-finite numbers keep their `{:?}` text).
 pub fn canonical_json(value: &JsonValue, out: &mut String) {
-    value.write_text::<true>(out, crate::core::protocol::json_value::float_text);
+    value.write_text::<true>(out, float_text);
 }
 
-/// SHA-1 (hex) of the parts, each canonicalised and separated.
-pub fn fingerprint(parts: &[&JsonValue]) -> String {
+/// SHA-1 (hex) of the parts, each canonicalised and separated; `float`
+/// writes non-integral numbers and must write what [`float_text`] writes.
+pub fn fingerprint(parts: &[&JsonValue], float: FloatText) -> String {
     let mut text = String::new();
     for part in parts {
-        canonical_json(part, &mut text);
+        part.write_text::<true>(&mut text, float);
         text.push('\n');
     }
     sha1_smol::Sha1::from(text.as_bytes()).digest().to_string()
@@ -49,9 +50,15 @@ mod tests {
         let same = value(r#"{"to": "t", "amount": 10.0}"#);
         let other = value(r#"{"to": "t", "amount": 11}"#);
         let path = JsonValue::String("/account/a/prepare".into());
-        assert_eq!(fingerprint(&[&path, &one]), fingerprint(&[&path, &same]));
-        assert_ne!(fingerprint(&[&path, &one]), fingerprint(&[&path, &other]));
-        assert_eq!(fingerprint(&[&path, &one]).len(), 40);
+        assert_eq!(
+            fingerprint(&[&path, &one], float_text),
+            fingerprint(&[&path, &same], float_text)
+        );
+        assert_ne!(
+            fingerprint(&[&path, &one], float_text),
+            fingerprint(&[&path, &other], float_text)
+        );
+        assert_eq!(fingerprint(&[&path, &one], float_text).len(), 40);
         // Part boundaries count.
         let (x, y) = (
             JsonValue::String("ab".into()),
@@ -61,6 +68,9 @@ mod tests {
             JsonValue::String("a".into()),
             JsonValue::String("bc".into()),
         );
-        assert_ne!(fingerprint(&[&x, &y]), fingerprint(&[&p, &q]));
+        assert_ne!(
+            fingerprint(&[&x, &y], float_text),
+            fingerprint(&[&p, &q], float_text)
+        );
     }
 }

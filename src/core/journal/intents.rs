@@ -6,7 +6,7 @@ use super::fingerprint::fingerprint;
 use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
 use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
 use super::store::{IntentStore, Listing, StoreError, Unavailable};
-use crate::core::protocol::JsonValue;
+use crate::core::protocol::{float_text, FloatText, JsonValue};
 
 /// Seven days: how long settled intents are kept by default.
 pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
@@ -93,7 +93,11 @@ impl ::core::fmt::Display for JournalError {
 
 /// The payload an intent key is bound to: what the caller said, not what
 /// was generated for it.
-fn payload_fingerprint(aggregate: &AggregateIdentity, command: &CommandSpec) -> String {
+fn payload_fingerprint(
+    aggregate: &AggregateIdentity,
+    command: &CommandSpec,
+    float: FloatText,
+) -> String {
     let s = |v: &str| JsonValue::String(v.to_owned());
     let o = |v: &Option<String>| v.as_deref().map_or(JsonValue::Null, s);
     let identity = JsonValue::Array(vec![
@@ -108,7 +112,7 @@ fn payload_fingerprint(aggregate: &AggregateIdentity, command: &CommandSpec) -> 
             .expected_version
             .map_or(JsonValue::Null, JsonValue::Int),
     ]);
-    fingerprint(&[&identity, &command.body])
+    fingerprint(&[&identity, &command.body], float)
 }
 
 /// Intents of one namespace over one store.
@@ -118,16 +122,26 @@ pub struct Journal<S> {
     namespace: String,
     policy: RequestIdPolicy,
     retention_ms: i64,
+    float_text: FloatText,
 }
 
 impl<S: IntentStore> Journal<S> {
     /// A journal for `namespace` (keep users and tenants apart).
     pub fn new(store: S, namespace: &str) -> Journal<S> {
+        Journal::with_float_text(store, namespace, float_text)
+    }
+
+    /// A journal whose fingerprints write non-integral numbers with
+    /// `float`, which must write what [`float_text`] writes: a module that
+    /// takes the digits from its engine (`float_text_from_exponential`)
+    /// calls this instead of [`Journal::new`], and carries no float printing.
+    pub fn with_float_text(store: S, namespace: &str, float: FloatText) -> Journal<S> {
         Journal {
             store,
             namespace: namespace.to_owned(),
             policy: RequestIdPolicy::default(),
             retention_ms: DEFAULT_RETENTION_MS,
+            float_text: float,
         }
     }
 
@@ -198,7 +212,7 @@ impl<S: IntentStore> Journal<S> {
             mut aggregate,
             command,
         } = intent;
-        let fingerprint = payload_fingerprint(&aggregate, &command);
+        let fingerprint = payload_fingerprint(&aggregate, &command, self.float_text);
         let request_id = match &intent_key {
             Some(key) => derived_request_id(&self.namespace, key),
             None => random_id(self.policy, now_ms.max(0) as u64, random),
