@@ -246,6 +246,23 @@ test("onIntent: told the intent's id once, after its record is written and befor
   client.free();
 });
 
+test("a confirm callback gets a plain question with the documented keys, and its answer settles the intent", async () => {
+  const questions = [];
+  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("confirm-cb"), timeoutMs: 2_000,
+    confirm: async (q) => { questions.push(q); return { appended: (await gateway.stored("account", q.aggregateId, q.requestId)) > 0 }; } });
+  const id = unique("acct");
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
+  const outcome = await client.send({ aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
+  assert.equal(outcome.status, "succeeded");
+  assert.equal(outcome.appended, true);
+  assert.ok(questions.length >= 1);
+  const [q] = questions;
+  assert.equal(Object.getPrototypeOf(q), Object.prototype);
+  assert.deepEqual(Object.keys(q).sort(), ["aggregateId", "needFacts", "requestId", "resource"]);
+  assert.deepEqual({ ...q, needFacts: typeof q.needFacts }, { aggregateId: id, requestId: outcome.requestId, resource: "account", needFacts: "boolean" });
+  client.free();
+});
+
 test("an effect that never settles: the call ends at its deadline, the record stays started, the next delivery reconciles", async () => {
   const consumer = await IdempotentConsumer.open({ storage: memoryAdapter(), leaseMs: 5_000, effectTimeoutMs: 150,
     callbackTimeoutMs: 200 });
