@@ -511,6 +511,8 @@ impl WowClient {
                 offline_return: parsed.offline_return,
                 on_escalated: input::function(&options, "onEscalated").map_err(invalid)?,
                 check_downstream: input::function(&options, "checkDownstream").map_err(invalid)?,
+                on_event: input::function(&options, "onEvent").map_err(invalid)?,
+                trace_context: parsed.trace_context == Some(true),
             }),
             defaults: Defaults {
                 config,

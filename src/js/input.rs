@@ -50,6 +50,8 @@ pub struct ConnectInput {
     pub resume: Option<bool>,
     /// Ask the browser to keep storage under pressure.
     pub persist_storage: Option<bool>,
+    /// Send a W3C `traceparent` with each attempt.
+    pub trace_context: Option<bool>,
     /// How long `headers`, `confirm` and a storage adapter's operations may take.
     pub callback_timeout_ms: Option<u64>,
     /// The longest command body, as JSON text.
@@ -85,6 +87,7 @@ impl ConnectInput {
             retention_days: o.number("retentionDays")?,
             resume: o.boolean("resume")?,
             persist_storage: o.boolean("persistStorage")?,
+            trace_context: o.boolean("traceContext")?,
             callback_timeout_ms: o.count("callbackTimeoutMs")?,
             max_body_chars: o.count("maxBodyChars")?,
             max_body_depth: o.count("maxBodyDepth")?,

@@ -91,6 +91,14 @@ export interface ConnectOptions {
    * reason "offline", `sendAndWait` rejecting with code "Offline"); the `online` event resumes it.
    */
   offline?: "wait" | "return";
+  /**
+   * Told each lifecycle event of what this client drives (`IntentTelemetryEvent`): attempt sent, stage
+   * element, attempt ended, confirmation asked and answered, retry scheduled, outcome. Delivered after
+   * the current task's work; what it returns, throws or rejects changes nothing.
+   */
+  onEvent?: (event: IntentTelemetryEvent) => void;
+  /** Each attempt carries a W3C `traceparent`: the requestId's 32 hex digits as the trace id, a new span id per attempt (the gateway's CORS must allow the header). */
+  traceContext?: boolean;
   /** Told each time an intent becomes escalated (its history could not be asked); it is confirmed again with backoff. */
   onEscalated?: (outcome: Outcome) => void;
   /** Whether a stage past SNAPSHOT has been reached, for `awaitDownstream` (a throw or a rejection is "not yet"). */
@@ -119,6 +127,44 @@ export interface IntentEvent {
   errorCode: string | null;
   /** When the record was written (epoch ms). */
   at: number | null;
+}
+
+/** One lifecycle event of an intent this client drives (`connect({ onEvent })`). Nothing secret: no body, no headers but `traceparent`. */
+export interface IntentTelemetryEvent {
+  version: 1;
+  kind: "attemptSent" | "stage" | "attemptEnded" | "confirmAsked" | "confirmAnswered" | "retryScheduled" | "outcome";
+  /** When it happened (epoch ms). */
+  at: number;
+  intentId: string;
+  intentKey: string | null;
+  requestId: string;
+  aggregate: IntentRecord["aggregate"];
+  state: IntentState;
+  waitStage: CommandStage;
+  /** The server-side wait (`Command-Wait-Timeout`), ms. */
+  serverWaitMs: number;
+  /** The attempt's number (0 before the first). */
+  attempt: number;
+  commandId: string | null;
+  sentAt: number | null;
+  /** How long the caller waited for this attempt, ms. */
+  callerTimeoutMs: number | null;
+  endedAt: number | null;
+  waitEndedBy: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline" | null;
+  /** How the attempt ended: "succeeded", `{ failed: code }` or `{ unknown: why }`; null while it runs. */
+  answer: unknown;
+  errorCode: string | null;
+  appended: boolean | null;
+  reason: string | null;
+  /** attemptSent, with `traceContext`. */
+  traceparent?: string;
+  /** stage: the element's stage and whether it succeeded. */
+  stage?: CommandStage;
+  succeeded?: boolean;
+  /** confirmAnswered. */
+  answerOfHistory?: "appended" | "notAppended" | "unavailable";
+  /** retryScheduled: when the next attempt is due (epoch ms). */
+  retryAt?: number;
 }
 
 /** What `client.subscribe` reports: every field given must match. */

@@ -16,7 +16,14 @@ use crate::core::journal::{IntentRecord, IntentState, Journal};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
 };
+use crate::core::protocol::headers::traceparent;
 use crate::core::protocol::{ConfirmQuery, ObjectWriter, StreamElement};
+
+#[wasm_bindgen(module = "/src/web/telemetry.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = telemetryEvent)]
+    fn telemetry_event(sink: &js_sys::Function, kind: &str, record: &str, detail: &str);
+}
 
 /// Everything a drive needs.
 #[derive(Debug)]
@@ -44,9 +51,25 @@ pub struct Client {
     pub on_escalated: Option<js_sys::Function>,
     /// `(question) → boolean`: whether a stage past SNAPSHOT has been reached.
     pub check_downstream: Option<js_sys::Function>,
+    /// `(event) → void`: the lifecycle events of what this client drives.
+    pub on_event: Option<js_sys::Function>,
+    /// Each attempt carries a W3C `traceparent`: the intent's trace, a new span.
+    pub trace_context: bool,
 }
 
 impl Client {
+    /// Tells `onEvent` about `record` (`telemetry.js` builds the event from
+    /// its JSON text, after the current task's work: never before a send,
+    /// and a listener that throws or is slow changes nothing). `detail` is
+    /// the kind's one extra: an attempt's traceparent, a confirmation's
+    /// answer, a retry's due time; or empty.
+    #[inline(never)]
+    fn tell(&self, kind: &str, record: &IntentRecord, detail: &str) {
+        if let Some(sink) = &self.on_event {
+            telemetry_event(sink, kind, &super::to_text(record), detail);
+        }
+    }
+
     /// The caller's fresh headers for one request.
     pub async fn extra_headers(&self) -> Result<Vec<(String, String)>, String> {
         let Some(f) = &self.headers else {
@@ -198,19 +221,33 @@ impl Client {
                         sent = true;
                         self.attempt(&mut machine, attempt, stream, on_element, watch)
                             .await;
+                        self.tell("attemptEnded", machine.record(), "");
                     }
                     Action::Confirm { query, need_facts } => {
+                        self.tell("confirmAsked", machine.record(), "");
                         let answer = self.confirm(&query, need_facts).await;
+                        let said = match &answer {
+                            ConfirmAnswer::Appended { .. } => "appended",
+                            ConfirmAnswer::NotAppended => "notAppended",
+                            ConfirmAnswer::Unavailable(_) => "unavailable",
+                        };
+                        self.tell("confirmAnswered", machine.record(), said);
                         machine.handle_confirm(time::now(), answer);
                     }
                     Action::Emit(element) => on_element(&element),
                     // The fetch was aborted by its deadline already.
                     Action::Abort { .. } | Action::Escalate(_) => {}
-                    Action::Done(outcome) => return (*outcome, offline),
+                    Action::Done(outcome) => {
+                        self.tell("outcome", machine.record(), "");
+                        return (*outcome, offline);
+                    }
                 }
             }
             match machine.poll_timeout() {
                 Some(at) => {
+                    if let Some(due) = machine.retrying_at() {
+                        self.tell("retryScheduled", machine.record(), &due.to_string());
+                    }
                     time::sleep(at - time::now()).await;
                     machine.handle_timeout(time::now().max(at));
                 }
@@ -252,7 +289,15 @@ impl Client {
         };
         let _abort = AbortAt::new(&controller, deadline);
         let extra = match self.extra_headers().await {
-            Ok(h) => h,
+            Ok(mut h) => {
+                let trace = self
+                    .trace_context
+                    .then(|| traceparent(&machine.record().request_id, random_u64()));
+                if let Some(Some(value)) = trace {
+                    h.push(("traceparent".to_owned(), value));
+                }
+                h
+            }
             Err(why) => {
                 let why = format!("headers(): {why}");
                 return machine.handle_transport_error(
@@ -274,10 +319,14 @@ impl Client {
             Err(f) => Err(f),
             Ok(request) => {
                 mark_sent(watch);
+                let header = extra.iter().find(|(name, _)| name == "traceparent");
+                let trace = header.map_or("", |(_, value)| value.as_str());
+                self.tell("attemptSent", machine.record(), trace);
                 let mut feed = |element: StreamElement| {
                     machine.handle_stream_element(attempt, element);
                     while let Some(action) = machine.poll_action() {
                         if let Action::Emit(e) = action {
+                            self.tell("stage", machine.record(), "");
                             on_element(&e);
                         }
                     }

@@ -263,6 +263,54 @@ test("a confirm callback gets a plain question with the documented keys, and its
   client.free();
 });
 
+test("telemetry: lifecycle events for a lost answer and a retried send, one trace per intent, a new span per attempt; a throwing or slow listener changes nothing", async () => {
+  const events = [];
+  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("telemetry"), timeoutMs: 3_000,
+    retry: { baseMs: 20, maxMs: 40 }, traceContext: true,
+    onEvent: (e) => {
+      events.push(e);
+      const until = Date.now() + 5; while (Date.now() < until) { /* a slow listener */ }
+      throw new Error("a broken listener");
+    } });
+  const lost = unique("acct"), dropped = unique("acct");
+  await gateway.faults("POST", { rules: [
+    { match: { aggregateId: lost }, fault: "drop_response_after_append", times: 1 },
+    { match: { aggregateId: dropped }, fault: "drop_request", times: 1 },
+  ] });
+  const create = (id) => ({ aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
+  const [a, b] = [await client.send(create(lost)), await client.send(create(dropped))];
+  assert.deepEqual([a.status, a.attempts, b.status, b.attempts], ["succeeded", 1, "succeeded", 2]);
+  await new Promise((r) => setTimeout(r, 20)); // events are delivered after the task's work
+  const of = (o) => events.filter((e) => e.intentId === o.intentId);
+  const kinds = (o) => of(o).map((e) => e.kind);
+  assert.deepEqual(kinds(a), ["attemptSent", "attemptEnded", "confirmAsked", "confirmAnswered", "outcome"]);
+  assert.deepEqual(kinds(b), ["attemptSent", "attemptEnded", "confirmAsked", "confirmAnswered", "retryScheduled", "attemptSent", "attemptEnded", "outcome"]);
+  const answered = of(a).find((e) => e.kind === "confirmAnswered");
+  assert.equal(answered.answerOfHistory, "appended");
+  assert.equal(of(b).find((e) => e.kind === "confirmAnswered").answerOfHistory, "notAppended");
+  const ended = of(a).find((e) => e.kind === "attemptEnded");
+  assert.equal(ended.waitEndedBy, "lost");
+  assert.ok(Math.abs(ended.callerTimeoutMs - 3_000) <= 20, `the caller waited 3 s: ${ended.callerTimeoutMs}`);
+  for (const e of [...of(a), ...of(b)]) {
+    assert.equal(e.version, 1);
+    assert.equal(typeof e.at, "number");
+    assert.equal(e.aggregate.resource, "account");
+    assert.equal(e.waitStage, "PROCESSED");
+    assert.ok(!("body" in e) && !("command" in e), "no body in an event");
+  }
+  assert.equal(of(a).at(-1).state, "succeeded");
+  assert.equal(of(b).find((e) => e.kind === "retryScheduled").retryAt > 0, true);
+  // One trace id per intent (its requestId's hex digits), a new span per attempt.
+  const sent = of(b).filter((e) => e.kind === "attemptSent");
+  const trace = `00-${b.requestId.replaceAll("-", "")}-`;
+  for (const e of sent) assert.match(e.traceparent, new RegExp(`^${trace}[0-9a-f]{16}-01$`));
+  assert.notEqual(sent[0].traceparent, sent[1].traceparent);
+  assert.deepEqual(sent.map((e) => e.attempt), [1, 2]);
+  await gateway.idle();
+  assert.equal(await gateway.stored("account", dropped, b.requestId), 1);
+  client.free();
+});
+
 test("an effect that never settles: the call ends at its deadline, the record stays started, the next delivery reconciles", async () => {
   const consumer = await IdempotentConsumer.open({ storage: memoryAdapter(), leaseMs: 5_000, effectTimeoutMs: 150,
     callbackTimeoutMs: 200 });

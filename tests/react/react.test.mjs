@@ -3,8 +3,8 @@
 // Chromium against the gateway. A lost answer shows sending -> unknown ->
 // succeeded in the component and in a second tab's list; a reload in the
 // middle of a send shows the same intent finish in the new page; unmounting
-// the sender changes nothing about the outcome; and the entry renders on a
-// server without touching `window`.
+// the sender changes nothing about the outcome, nor does a telemetry listener
+// that throws; and the entry renders on a server without touching `window`.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
@@ -78,6 +78,8 @@ test("a lost answer: the component shows sending -> unknown -> succeeded, a seco
     { match: { method: "POST", path: `*${owner}*` }, fault: "query_unavailable", times: 1 },
   ] });
   const [sender, other] = [await open(context, `owner=${owner}`), await open(context, `owner=${owner}`)];
+  const sent = [];
+  sender.on("request", (r) => { if (r.url().includes(`/owner/${owner}/cart/`)) sent.push(r.headers().traceparent); });
   await sender.click("#add");
   await reaches(sender, "#sender", "succeeded");
   const states = await seen(sender, "#sender");
@@ -96,6 +98,16 @@ test("a lost answer: the component shows sending -> unknown -> succeeded, a seco
   const record = await listedSucceeded(sender, intentId);
   await gateway.idle();
   assert.equal(await gateway.stored("cart", owner, record.requestId), 1);
+
+  // Telemetry, through a listener that throws: the attempt, the confirmations, the outcome; the
+  // attempt's traceparent on the wire is the intent's trace.
+  const told = await sender.evaluate((id) => window.telemetry.filter((e) => e.intentId === id), intentId);
+  const kinds = told.map((e) => e.kind);
+  for (const kind of ["attemptSent", "attemptEnded", "confirmAsked", "confirmAnswered", "outcome"]) assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
+  assert.equal(told.at(-1).state, "succeeded");
+  const traceparent = told.find((e) => e.kind === "attemptSent").traceparent;
+  assert.match(traceparent, new RegExp(`^00-${record.requestId.replaceAll("-", "")}-[0-9a-f]{16}-01$`));
+  assert.ok(sent.includes(traceparent), `sent with the request: ${sent}`);
   await context.close();
 });
 

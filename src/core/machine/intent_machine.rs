@@ -291,6 +291,14 @@ impl IntentMachine {
         self.outcome.as_ref()
     }
 
+    /// When the next attempt is due, while the machine waits to send again.
+    pub fn retrying_at(&self) -> Option<i64> {
+        match self.phase {
+            Phase::RetryBackoff { at } => Some(at),
+            _ => None,
+        }
+    }
+
     /// Whether the drive is over.
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Finished)

@@ -277,6 +277,28 @@ impl CommandHeaders {
     }
 }
 
+/// A W3C `traceparent` for one attempt of the intent whose requestId is
+/// `request_id` (a UUID: its 32 hex digits are the trace id, so every
+/// attempt and every client that sends it joins one trace) with a new
+/// random span id; `None` when the requestId is not 32 hex digits.
+pub fn traceparent(request_id: &str, span: u64) -> Option<String> {
+    let trace: String = request_id.chars().filter(|c| *c != '-').collect();
+    if trace.len() != 32 || !trace.bytes().all(|b| b.is_ascii_hexdigit()) || span == 0 {
+        return None;
+    }
+    let mut out = String::with_capacity(55);
+    out.push_str("00-");
+    out.push_str(&trace.to_ascii_lowercase());
+    out.push('-');
+    for shift in (0..16).rev() {
+        out.push(char::from(
+            b"0123456789abcdef"[(span >> (shift * 4)) as usize & 15],
+        ));
+    }
+    out.push_str("-01");
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,5 +396,23 @@ mod tests {
         assert_eq!(h.iter().count(), 2);
         assert_eq!(h.get(names::REQUEST_ID), Some("r2"));
         assert_eq!(names::SPACE_ID, "Wow-Space-Id");
+    }
+
+    #[test]
+    fn a_traceparent_is_the_request_ids_trace_and_the_attempts_span() {
+        assert_eq!(
+            traceparent(
+                "0192f5c1-3e4b-7c2d-9a8b-1234567890AB",
+                0x00f0_0000_0000_0abc
+            )
+            .as_deref(),
+            Some("00-0192f5c13e4b7c2d9a8b1234567890ab-00f0000000000abc-01")
+        );
+        assert_eq!(traceparent("not-a-uuid", 1), None);
+        assert_eq!(
+            traceparent("0192f5c1-3e4b-7c2d-9a8b-1234567890ab", 0),
+            None,
+            "a zero span is invalid"
+        );
     }
 }

@@ -12,7 +12,9 @@ const owner = params.get("owner");
 const events = (window.telemetry = []);
 const options = {
   baseUrl: location.origin, namespace: "react-app", timeoutMs: 4000, resume: true,
-  retry: { baseMs: 300, maxMs: 600 },
+  retry: { baseMs: 300, maxMs: 600 }, traceContext: true,
+  // Telemetry whose listener throws: it must change nothing.
+  onEvent: (event) => { events.push(event); throw new Error("a broken telemetry listener"); },
 };
 
 /** Every value `value` takes while rendered, in order, as JSON in `data-seen`. */
