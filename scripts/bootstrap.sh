@@ -25,6 +25,15 @@ if ! have firefox-esr || ! have WebKitWebDriver || ! have Xvfb; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq firefox-esr webkit2gtk-driver xvfb >/dev/null
 fi
 
+# The pinned toolchain (rust-toolchain.toml), with rustfmt, clippy and the
+# wasm target.
+pinned=$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
+if ! rustup toolchain list | grep -q "^${pinned}-"; then
+  say "installing Rust ${pinned} (rust-toolchain.toml)"
+  rustup toolchain install "$pinned" --profile minimal --component rustfmt,clippy \
+    --target wasm32-unknown-unknown >/dev/null
+fi
+
 # The wasm target.
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"

@@ -131,6 +131,9 @@ pub struct DeliveryRun<'a> {
     pub callback_timeout_ms: u32,
 }
 
+// A failure carries the effect's record to the caller's error (once per
+// delivery, off the hot path): boxing it would cost code, not save time.
+#[allow(clippy::result_large_err)]
 impl DeliveryRun<'_> {
     /// Handles the delivery.
     pub async fn handle(&self) -> Result<Handled, HandleFailure> {
