@@ -74,8 +74,10 @@ test("a lost answer: the component shows sending -> unknown -> succeeded, a seco
   const owner = unique("react");
   await gateway.faults("POST", { rules: [
     { match: { aggregateId: owner }, fault: "drop_response_after_append", times: 1 },
-    // The first confirmation fails too, so `unknown` lasts until the next one.
-    { match: { method: "POST", path: `*${owner}*` }, fault: "query_unavailable", times: 1 },
+    // The first two confirmations fail too (the event queries are per aggregate type:
+    // `/cart/event/count`), so `unknown` lasts two backoffs, long enough to be rendered
+    // however fast the rest is.
+    { match: { method: "POST", path: "*/event/*" }, fault: "query_unavailable", times: 2 },
   ] });
   const [sender, other] = [await open(context, `owner=${owner}`), await open(context, `owner=${owner}`)];
   const sent = [];
@@ -98,12 +100,15 @@ test("a lost answer: the component shows sending -> unknown -> succeeded, a seco
   const record = await listedSucceeded(sender, intentId);
   await gateway.idle();
   assert.equal(await gateway.stored("cart", owner, record.requestId), 1);
+  const { rules } = await gateway.faults("GET");
+  assert.deepEqual(rules.map((r) => r.times), [0, 0], "the answer was dropped and two confirmations failed");
 
   // Telemetry, through a listener that throws: the attempt, the confirmations, the outcome; the
   // attempt's traceparent on the wire is the intent's trace.
   const told = await sender.evaluate((id) => window.telemetry.filter((e) => e.intentId === id), intentId);
   const kinds = told.map((e) => e.kind);
   for (const kind of ["attemptSent", "attemptEnded", "confirmAsked", "confirmAnswered", "outcome"]) assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
+  assert.deepEqual(told.filter((e) => e.kind === "confirmAnswered").map((e) => e.answerOfHistory), ["unavailable", "unavailable", "appended"]);
   assert.equal(told.at(-1).state, "succeeded");
   const traceparent = told.find((e) => e.kind === "attemptSent").traceparent;
   assert.match(traceparent, new RegExp(`^00-${record.requestId.replaceAll("-", "")}-[0-9a-f]{16}-01$`));
