@@ -1,22 +1,23 @@
 //! Payload fingerprints: the same intent key with a different payload is a
 //! typed error, never a silent resend (as a replayed idempotency key is).
 
-use crate::core::protocol::{float_text, FloatText, JsonValue};
+use crate::core::protocol::{FloatText, JsonValue};
 
 /// Writes `value` as canonical JSON: object keys sorted, no whitespace,
 /// integers as integers. Two equal payloads give equal bytes whatever the
 /// key order they were built with. The text of stored fingerprints: it
-/// must never change (non-finite numbers keep their `{:?}` text).
-pub fn canonical_json(value: &JsonValue, out: &mut String) {
-    value.write_text::<true>(out, float_text);
+/// must never change (non-finite numbers keep their `{:?}` text): `float`
+/// writes non-integral numbers and must write what
+/// [`float_text`](crate::core::protocol::float_text) writes.
+pub fn canonical_json(value: &JsonValue, out: &mut String, float: FloatText) {
+    value.write_text::<true>(out, float);
 }
 
-/// SHA-1 (hex) of the parts, each canonicalised and separated; `float`
-/// writes non-integral numbers and must write what [`float_text`] writes.
+/// SHA-1 (hex) of the parts, each canonicalised and separated.
 pub fn fingerprint(parts: &[&JsonValue], float: FloatText) -> String {
     let mut text = String::new();
     for part in parts {
-        part.write_text::<true>(&mut text, float);
+        canonical_json(part, &mut text, float);
         text.push('\n');
     }
     sha1_smol::Sha1::from(text.as_bytes()).digest().to_string()
@@ -25,6 +26,7 @@ pub fn fingerprint(parts: &[&JsonValue], float: FloatText) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::protocol::float_text;
     use crate::core::protocol::test_support::test;
 
     fn value(text: &str) -> JsonValue {
@@ -37,6 +39,7 @@ mod tests {
         canonical_json(
             &value(r#"{"b": [1, 2.0, "x\"y\n"], "a": {"d": null, "c": true}}"#),
             &mut a,
+            float_text,
         );
         assert_eq!(a, r#"{"a":{"c":true,"d":null},"b":[1,2,"x\"y\n"]}"#);
         // The canonical text is JSON and means the same thing.
