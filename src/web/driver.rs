@@ -288,13 +288,14 @@ impl Client {
             }
         };
         let _abort = AbortAt::new(&controller, deadline);
+        let trace = self
+            .trace_context
+            .then(|| traceparent(&machine.record().request_id, random_u64()))
+            .flatten();
         let extra = match self.extra_headers().await {
             Ok(mut h) => {
-                let trace = self
-                    .trace_context
-                    .then(|| traceparent(&machine.record().request_id, random_u64()));
-                if let Some(Some(value)) = trace {
-                    h.push(("traceparent".to_owned(), value));
+                if let Some(value) = &trace {
+                    h.push(("traceparent".to_owned(), value.clone()));
                 }
                 h
             }
@@ -319,9 +320,11 @@ impl Client {
             Err(f) => Err(f),
             Ok(request) => {
                 mark_sent(watch);
-                let header = extra.iter().find(|(name, _)| name == "traceparent");
-                let trace = header.map_or("", |(_, value)| value.as_str());
-                self.tell("attemptSent", machine.record(), trace);
+                self.tell(
+                    "attemptSent",
+                    machine.record(),
+                    trace.as_deref().unwrap_or(""),
+                );
                 let mut feed = |element: StreamElement| {
                     machine.handle_stream_element(attempt, element);
                     while let Some(action) = machine.poll_action() {
