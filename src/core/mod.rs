@@ -5,3 +5,4 @@ pub mod journal;
 pub mod machine;
 pub mod order;
 pub mod protocol;
+pub mod text;

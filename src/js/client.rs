@@ -2,6 +2,7 @@
 //! machine; every failure is thrown as `CommandError` carrying the whole
 //! CommandResult and the outcome.
 
+use crate::core::text::text;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -133,7 +134,7 @@ fn journal_error(e: JournalError) -> JsValue {
         JournalError::MissingAggregateId => ("InvalidCommand", Status::Rejected),
         JournalError::NotInConflict { .. } => ("NotInConflict", Status::Rejected),
     };
-    let mut outcome = failed_outcome(code, &e.to_string(), status, Some(false));
+    let mut outcome = failed_outcome(code, &e.message(), status, Some(false));
     if let JournalError::IntentKeyReused {
         intent_key,
         request_id,
@@ -316,7 +317,7 @@ impl WowClient {
                 .map(|q| {
                     ObjectWriter::new()
                         .put("key", &q.key)
-                        .put("reason", &q.reason.to_string())
+                        .put("reason", &q.reason.message())
                         .done()
                 })
                 .collect();
@@ -455,9 +456,10 @@ impl WowClient {
     pub async fn open(options: JsValue) -> Result<WowClient, JsValue> {
         let parsed = ConnectInput::read(&options).map_err(invalid)?;
         if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
-            return Err(invalid(format!(
-                "baseUrl `{}` must be an absolute http(s) URL",
-                parsed.base_url
+            return Err(invalid(text!(
+                "baseUrl `",
+                parsed.base_url,
+                "` must be an absolute http(s) URL"
             )));
         }
         let headers = input::function(&options, "headers").map_err(invalid)?;
@@ -475,7 +477,7 @@ impl WowClient {
         let policy = match parsed.request_id.as_deref() {
             None | Some("v7") => crate::core::journal::RequestIdPolicy::RandomV7,
             Some("v4") => crate::core::journal::RequestIdPolicy::RandomV4,
-            Some(other) => return Err(invalid(format!("requestId `{other}`: use 'v7' or 'v4'"))),
+            Some(other) => return Err(invalid(text!("requestId `", other, "`: use 'v7' or 'v4'"))),
         };
         let retention_ms = (parsed.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64;
         let retry = parsed.retry.unwrap_or_default();
@@ -569,7 +571,7 @@ impl WowClient {
             .find(&intent)
             .await
             .map_err(journal_error)?
-            .ok_or_else(|| invalid(format!("no intent `{intent}` in this namespace")))
+            .ok_or_else(|| invalid(text!("no intent `", intent, "` in this namespace")))
     }
 
     async fn confirm_now(

@@ -4,6 +4,7 @@
 //! crash between the effect and its record goes to reconciliation instead
 //! of running the effect blindly again.
 
+use crate::core::text::text;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -64,7 +65,7 @@ fn consumer_error(e: ConsumerError, identity: Option<&str>) -> JsValue {
     };
     let identity = identity.map_or(JsValue::NULL, JsValue::from_str);
     let none = JsValue::UNDEFINED;
-    make_effect_error(code, &e.to_string(), &identity, &record, &none, &none)
+    make_effect_error(code, &e.message(), &identity, &record, &none, &none)
 }
 
 fn failure(f: HandleFailure, identity: &str) -> JsValue {
@@ -73,7 +74,7 @@ fn failure(f: HandleFailure, identity: &str) -> JsValue {
     match f {
         HandleFailure::Consumer(e) => consumer_error(e, Some(identity)),
         HandleFailure::Effect(record, thrown) => {
-            let message = JsFailure::from(thrown.clone()).to_string();
+            let message = JsFailure::from(thrown.clone()).text();
             make_effect_error(
                 "EffectFailed",
                 &message,
@@ -85,7 +86,10 @@ fn failure(f: HandleFailure, identity: &str) -> JsValue {
         }
         HandleFailure::DoneNotRecorded(record, value, cause) => make_effect_error(
             "DoneNotRecorded",
-            &format!("the effect ran but `done` is not recorded: {cause}"),
+            &text!(
+                "the effect ran but `done` is not recorded: ",
+                cause.message()
+            ),
             &id,
             &to_js(&record),
             &none,
@@ -100,7 +104,7 @@ fn failure(f: HandleFailure, identity: &str) -> JsValue {
             &none,
         ),
         HandleFailure::ReconcileFailed(record, thrown) => {
-            let message = JsFailure::from(thrown.clone()).to_string();
+            let message = JsFailure::from(thrown.clone()).text();
             make_effect_error(
                 "ReconcileFailed",
                 &message,
@@ -112,8 +116,10 @@ fn failure(f: HandleFailure, identity: &str) -> JsValue {
         }
         HandleFailure::EffectTimedOut(record, ms) => make_effect_error(
             "EffectTimedOut",
-            &format!(
-                "the effect did not settle within {ms} ms (effectTimeoutMs): whether it took place \
+            &text!(
+                "the effect did not settle within ",
+                ms,
+                " ms (effectTimeoutMs): whether it took place \
                  is unknown, so the next delivery reconciles"
             ),
             &id,
@@ -284,7 +290,7 @@ impl Shared {
                     .filter(|n| n.is_finite() && *n >= 0.0)
                     .map(|n| n as u64)
                     .ok_or_else(|| {
-                        let message = format!("{name} must be a non-negative number");
+                        let message = text!(name, " must be a non-negative number");
                         effect_error("InvalidOptions", &message, None)
                     }),
             }
@@ -323,7 +329,11 @@ impl Shared {
         inner.list().await.map_err(|e| consumer_error(e, None))?;
         Ok(Shared {
             inner,
-            owner: format!("{:016x}", random_u64()),
+            owner: {
+                let mut owner = String::with_capacity(16);
+                crate::core::text::push_hex(&mut owner, random_u64(), 16, false);
+                owner
+            },
             reconcile,
             max_wait_ms,
             effect_timeout_ms,

@@ -1,5 +1,6 @@
 //! Reading the caller's options and commands, with clear errors for bad input.
 
+use crate::core::text::text;
 use wasm_bindgen::JsValue;
 
 #[cfg(feature = "client")]
@@ -214,10 +215,10 @@ impl Fields {
     /// The object at `what`; anything else is refused.
     pub fn of(what: &str, object: &JsValue) -> Result<Fields, String> {
         if object.is_undefined() || object.is_null() {
-            return Err(format!("{what} is required"));
+            return Err(text!(what, " is required"));
         }
         if !object.is_object() || crate::web::guard::is_array(object) != Some(false) {
-            return Err(format!("{what} must be an object"));
+            return Err(text!(what, " must be an object"));
         }
         Ok(Fields {
             what: what.to_owned(),
@@ -229,12 +230,12 @@ impl Fields {
         match js_sys::Reflect::get(&self.object, &JsValue::from_str(name)) {
             Ok(v) if v.is_undefined() || v.is_null() => Ok(None),
             Ok(v) => Ok(Some(v)),
-            Err(_) => Err(format!("{}.{name} could not be read", self.what)),
+            Err(_) => Err(text!(self.what, ".", name, " could not be read")),
         }
     }
 
     fn wrong(&self, name: &str, expected: &str) -> String {
-        format!("{}.{name} must be {expected}", self.what)
+        text!(self.what, ".", name, " must be ", expected)
     }
 
     /// A string field.
@@ -279,7 +280,7 @@ impl Fields {
     pub fn object(&self, name: &str) -> Result<Option<Fields>, String> {
         match self.get(name)? {
             None => Ok(None),
-            Some(v) => Fields::of(&format!("{}.{name}", self.what), &v).map(Some),
+            Some(v) => Fields::of(&text!(self.what, ".", name), &v).map(Some),
         }
     }
 
@@ -290,7 +291,7 @@ impl Fields {
         limits: crate::web::JsonLimits,
     ) -> Result<Option<JsonValue>, String> {
         self.get(name)?
-            .map(|v| crate::web::caller_json(&v, &format!("{}.{name}", self.what), limits))
+            .map(|v| crate::web::caller_json(&v, &text!(self.what, ".", name), limits))
             .transpose()
     }
 
@@ -301,7 +302,7 @@ impl Fields {
         };
         let mut out = Vec::new();
         let keys = crate::web::guard::keys(&map.object)
-            .ok_or_else(|| format!("{}.{name} could not be read", self.what))?;
+            .ok_or_else(|| text!(self.what, ".", name, " could not be read"))?;
         for key in keys {
             if let Some(value) = map.string(&key)? {
                 out.push((key, value));
@@ -319,14 +320,18 @@ pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function
     }
     crate::web::guard::function(&value)
         .map(Some)
-        .ok_or_else(|| format!("option `{name}` must be a function"))
+        .ok_or_else(|| text!("option `", name, "` must be a function"))
 }
 
 #[cfg(feature = "client")]
 /// Parses a stage name.
 pub fn stage(name: &str) -> Result<CommandStage, String> {
     CommandStage::from_header(name).ok_or_else(|| {
-        format!("unknown wait stage `{name}`: one of SENT, PROCESSED, SNAPSHOT, PROJECTED, EVENT_HANDLED, SAGA_HANDLED")
+        text!(
+            "unknown wait stage `",
+            name,
+            "`: one of SENT, PROCESSED, SNAPSHOT, PROJECTED, EVENT_HANDLED, SAGA_HANDLED"
+        )
     })
 }
 
@@ -374,7 +379,7 @@ pub fn intent(
     };
     let path = match input.path {
         Some(p) if p.starts_with('/') => p,
-        Some(p) => return Err(format!("path `{p}` must start with `/`")),
+        Some(p) => return Err(text!("path `", p, "` must start with `/`")),
         None => {
             if input.action.is_none() && !id_in_path {
                 return Err("give `action` (the command's snake_case name) or `path`".into());
@@ -382,7 +387,7 @@ pub fn intent(
             let id_segment = if id_in_path { id.as_deref() } else { None };
             route
                 .command_path(id_segment, input.action.as_deref())
-                .map_err(|e| e.to_string())?
+                .map_err(|e| e.message())?
         }
     };
     let method = input
@@ -390,12 +395,12 @@ pub fn intent(
         .unwrap_or_else(|| if create { "POST" } else { "PUT" }.into())
         .to_ascii_uppercase();
     if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
-        return Err(format!("method `{method}` is not a command method"));
+        return Err(text!("method `", method, "` is not a command method"));
     }
     let headers = input.headers.unwrap_or_default();
     let mut check = CommandHeaders::new();
     for (name, value) in &headers {
-        check.set(name, value).map_err(|e| e.to_string())?;
+        check.set(name, value).map_err(|e| e.message())?;
     }
     let timeout_ms = input
         .timeout_ms

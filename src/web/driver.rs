@@ -2,6 +2,7 @@
 //! confirm queries and timers. Thin on purpose: every decision is the
 //! machine's.
 
+use crate::core::text::text;
 use wasm_bindgen::prelude::*;
 
 use super::channel::Announcer;
@@ -83,7 +84,7 @@ impl Client {
             "headers()",
         )
         .await
-        .map_err(|e| JsFailure::from(e).to_string())?;
+        .map_err(|e| JsFailure::from(e).text())?;
         if value.is_undefined() || value.is_null() {
             return Ok(Vec::new());
         }
@@ -246,7 +247,7 @@ impl Client {
             match machine.poll_timeout() {
                 Some(at) => {
                     if let Some(due) = machine.retrying_at() {
-                        self.tell("retryScheduled", machine.record(), &due.to_string());
+                        self.tell("retryScheduled", machine.record(), &text!(due));
                     }
                     time::sleep(at - time::now()).await;
                     machine.handle_timeout(time::now().max(at));
@@ -279,7 +280,7 @@ impl Client {
         let controller = match web_sys::AbortController::new() {
             Ok(c) => c,
             Err(e) => {
-                let why = JsFailure::from(e).to_string();
+                let why = JsFailure::from(e).text();
                 return machine.handle_transport_error(
                     time::now(),
                     attempt,
@@ -300,7 +301,7 @@ impl Client {
                 h
             }
             Err(why) => {
-                let why = format!("headers(): {why}");
+                let why = text!("headers(): ", why);
                 return machine.handle_transport_error(
                     time::now(),
                     attempt,
@@ -424,7 +425,7 @@ async fn custom_confirm(
     let q = super::typed_to_js(&question);
     let answer = match call_and_await(f, &JsValue::NULL, &[&q], within_ms, "confirm()").await {
         Ok(v) => v,
-        Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).to_string()),
+        Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).text()),
     };
     let get = |k: &str| js_sys::Reflect::get(&answer, &k.into()).unwrap_or(JsValue::UNDEFINED);
     match get("appended").as_bool() {

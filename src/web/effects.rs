@@ -2,6 +2,7 @@
 //! Locks, where the runtime has them), the caller's effect and its
 //! reconciliation callback, around the core's [`Consumer`] protocol.
 
+use crate::core::text::text;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::locks::{attempt_from, lock_name, wait_lock, LockAttempt};
@@ -138,7 +139,7 @@ impl DeliveryRun<'_> {
     /// Handles the delivery.
     pub async fn handle(&self) -> Result<Handled, HandleFailure> {
         let deadline = time::now().saturating_add(self.max_wait_ms as i64);
-        let lock_id = format!("effects/{}", self.identity);
+        let lock_id = text!("effects/", self.identity);
         let namespace = self.consumer.namespace();
         let mut last_busy = None;
         loop {
@@ -212,7 +213,7 @@ impl DeliveryRun<'_> {
                 let detail = if timed_out {
                     "the effect did not settle within its deadline (effectTimeoutMs); whether it took place is unknown".to_owned()
                 } else {
-                    JsFailure::from(thrown.clone()).to_string()
+                    JsFailure::from(thrown.clone()).text()
                 };
                 let now = time::now() as u64;
                 let record = self

@@ -2,6 +2,7 @@
 //! stream (elements handed on as their bytes arrive), and the confirm
 //! queries against the event history.
 
+use crate::core::text::text;
 use gloo_net::http::{Request, Response};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -10,7 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::JsFailure;
 use crate::core::journal::IntentRecord;
 use crate::core::machine::ConfirmAnswer;
-use crate::core::protocol::headers::names;
+use crate::core::protocol::headers::{names, HeaderError};
 use crate::core::protocol::{
     CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
 };
@@ -47,7 +48,7 @@ fn request(
     }
     gateway_request(url, method, &lines, body, signal)
         .map(Request::from)
-        .map_err(|e| JsFailure::from(e).to_string())
+        .map_err(|e| JsFailure::from(e).text())
 }
 
 /// Why an attempt produced no answer.
@@ -66,14 +67,24 @@ fn failure(e: JsValue) -> Failure {
     if f.name == "AbortError" {
         Failure::Aborted
     } else {
-        Failure::Lost(f.to_string())
+        Failure::Lost(f.text())
     }
 }
 
 fn gloo_failure(e: gloo_net::Error) -> Failure {
     match e {
         gloo_net::Error::JsError(js) if js.name == "AbortError" => Failure::Aborted,
-        other => Failure::Lost(other.to_string()),
+        other => Failure::Lost(gloo_text(other)),
+    }
+}
+
+/// What gloo-net's error says, as its `Display` writes it (`error.toString()`
+/// for a JS error) but without `core::fmt`.
+fn gloo_text(e: gloo_net::Error) -> String {
+    match e {
+        gloo_net::Error::JsError(js) if js.message.is_empty() => js.name,
+        gloo_net::Error::JsError(js) => text!(js.name, ": ", js.message),
+        gloo_net::Error::GlooError(s) => s,
     }
 }
 
@@ -85,7 +96,12 @@ fn body_from_text(text: &str) -> ResponseBody {
             Err(e) => ResponseBody::Other { reason: e.message },
         },
         Err(e) => ResponseBody::Other {
-            reason: format!("not JSON ({}): {}", JsFailure::from(e), snippet(text)),
+            reason: text!(
+                "not JSON (",
+                JsFailure::from(e).text(),
+                "): ",
+                snippet(text)
+            ),
         },
     }
 }
@@ -100,7 +116,7 @@ fn snippet(text: &str) -> String {
 
 /// Joins the base URL and a path.
 pub fn url(base: &str, path: &str) -> String {
-    format!("{}{}", base.trim_end_matches('/'), path)
+    text!(base.trim_end_matches('/'), path)
 }
 
 /// Builds attempt requests for one intent.
@@ -114,7 +130,7 @@ pub fn command_request(
 ) -> Result<Request, Failure> {
     let c = &record.command;
     let mut headers = CommandHeaders::new();
-    let never = |e: &dyn std::fmt::Display| Failure::NeverSent(e.to_string());
+    let never = |e: &HeaderError| Failure::NeverSent(e.message());
     let accept = if stream {
         "text/event-stream"
     } else {
@@ -129,7 +145,7 @@ pub fn command_request(
         .map_err(|e| never(&e))?;
     if let Some(v) = c.expected_version {
         headers
-            .set(names::AGGREGATE_VERSION, &v.to_string())
+            .set(names::AGGREGATE_VERSION, &text!(v))
             .map_err(|e| never(&e))?;
     }
     for (name, value) in c.headers.iter().chain(extra) {
@@ -137,7 +153,7 @@ pub fn command_request(
     }
     let method = c.method.to_ascii_uppercase();
     if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
-        return Err(Failure::NeverSent(format!("unsupported method {method}")));
+        return Err(Failure::NeverSent(text!("unsupported method ", method)));
     }
     let body = super::json_text(&c.body);
     request(
@@ -259,7 +275,7 @@ pub async fn confirm_with_gateway(
     };
     let path = match path {
         Ok(p) => p,
-        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+        Err(e) => return ConfirmAnswer::Unavailable(e.message()),
     };
     let mut headers = CommandHeaders::new();
     let fixed = [
@@ -271,7 +287,7 @@ pub async fn confirm_with_gateway(
         .chain(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())))
         .try_for_each(|(name, value)| headers.set(name, value).map(drop));
     if let Err(e) = checked {
-        return ConfirmAnswer::Unavailable(e.to_string());
+        return ConfirmAnswer::Unavailable(e.message());
     }
     let response = match request(&url(base_url, &path), "POST", &headers, &body, None) {
         Ok(request) => request.send().await,
@@ -279,19 +295,19 @@ pub async fn confirm_with_gateway(
     };
     let response = match response {
         Ok(r) if r.ok() => r,
-        Ok(r) => return ConfirmAnswer::Unavailable(format!("{path} answered {}", r.status())),
-        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+        Ok(r) => return ConfirmAnswer::Unavailable(text!(path, " answered ", r.status())),
+        Err(e) => return ConfirmAnswer::Unavailable(gloo_text(e)),
     };
     let text = match response.text().await {
         Ok(t) => t,
-        Err(e) => return ConfirmAnswer::Unavailable(e.to_string()),
+        Err(e) => return ConfirmAnswer::Unavailable(gloo_text(e)),
     };
     let Ok(value) = js_sys::JSON::parse(&text) else {
-        return ConfirmAnswer::Unavailable(format!("{path} did not answer JSON"));
+        return ConfirmAnswer::Unavailable(text!(path, " did not answer JSON"));
     };
     if need_facts {
         let Ok(JsonValue::Array(streams)) = super::json_from_js(value) else {
-            return ConfirmAnswer::Unavailable(format!("{path} did not answer a list"));
+            return ConfirmAnswer::Unavailable(text!(path, " did not answer a list"));
         };
         let found = streams.into_iter().find(|s| {
             s.get("requestId").and_then(JsonValue::as_str) == Some(query.request_id.as_str())
@@ -313,7 +329,7 @@ pub async fn confirm_with_gateway(
                 command_id: None,
             },
             Some(_) => ConfirmAnswer::NotAppended,
-            None => ConfirmAnswer::Unavailable(format!("{path} did not answer a number")),
+            None => ConfirmAnswer::Unavailable(text!(path, " did not answer a number")),
         }
     }
 }

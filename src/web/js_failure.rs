@@ -39,8 +39,15 @@ impl From<JsValue> for JsFailure {
     }
 }
 
+impl JsFailure {
+    /// `name: message`, built without `core::fmt` (what `Display` writes).
+    pub fn text(&self) -> String {
+        crate::core::text::text!(self.name, ": ", self.message)
+    }
+}
+
 impl ::core::fmt::Display for JsFailure {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        write!(f, "{}: {}", self.name, self.message)
+        f.write_str(&self.text())
     }
 }

@@ -1,5 +1,6 @@
 //! One driver per intent across tabs and workers (Web Locks).
 
+use crate::core::text::text;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -15,7 +16,7 @@ extern "C" {
 
 /// The lock name of an intent.
 pub fn lock_name(namespace: &str, intent_id: &str) -> String {
-    format!("wow-command-client/{namespace}/{intent_id}")
+    text!("wow-command-client/", namespace, "/", intent_id)
 }
 
 /// A held intent lock; released when dropped.

@@ -119,11 +119,46 @@ pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
 /// object, built by serde-wasm-bindgen. Only for keys the crate chose: its
 /// objects are filled by assignment, so a free-form `"__proto__"` key would
 /// set the prototype; free-form JSON crosses as text ([`json_to_js`]).
+/// Integers cross as JS numbers (the nearest one beyond 2^53, as everywhere
+/// else), so serde-wasm-bindgen's own 64-bit integer writers, whose error
+/// text for those was the last thing that linked `core::fmt` into the
+/// module, are not instantiated.
 pub fn typed_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
     use serde::Serialize;
-    value
+    JsNumbers(value)
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .unwrap_or(wasm_bindgen::JsValue::NULL)
+}
+
+/// A value serialised with its integers as `f64`.
+struct JsNumbers<'a>(&'a JsonValue);
+
+impl serde::Serialize for JsNumbers<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            JsonValue::Null => s.serialize_unit(),
+            JsonValue::Bool(b) => s.serialize_bool(*b),
+            JsonValue::Int(i) => s.serialize_f64(*i as f64),
+            JsonValue::UInt(u) => s.serialize_f64(*u as f64),
+            JsonValue::Float(f) => s.serialize_f64(*f),
+            JsonValue::String(v) => s.serialize_str(v),
+            JsonValue::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&JsNumbers(item))?;
+                }
+                seq.end()
+            }
+            JsonValue::Object(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, &JsNumbers(v))?;
+                }
+                map.end()
+            }
+        }
+    }
 }
 
 /// Limits on a caller's free-form JSON (a command body), checked before

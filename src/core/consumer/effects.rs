@@ -54,15 +54,20 @@ pub enum ConsumerError {
     },
 }
 
+impl ConsumerError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
+        match self {
+            ConsumerError::InvalidIdentity(why) => why.clone(),
+            ConsumerError::Storage(e) => e.message(),
+            ConsumerError::Superseded { .. } => "another deliverer took this identity over".into(),
+        }
+    }
+}
+
 impl ::core::fmt::Display for ConsumerError {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self {
-            ConsumerError::InvalidIdentity(why) => f.write_str(why),
-            ConsumerError::Storage(e) => write!(f, "{e}"),
-            ConsumerError::Superseded { .. } => {
-                f.write_str("another deliverer took this identity over")
-            }
-        }
+        f.write_str(&self.message())
     }
 }
 

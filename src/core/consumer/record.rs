@@ -148,9 +148,11 @@ pub fn check_identity(identity: &str) -> Result<(), String> {
         return Err("the identity is empty".into());
     }
     if identity.len() > MAX_IDENTITY_LEN {
-        return Err(format!(
-            "the identity is {} bytes; at most {MAX_IDENTITY_LEN}",
-            identity.len()
+        return Err(crate::core::text::text!(
+            "the identity is ",
+            identity.len(),
+            " bytes; at most ",
+            MAX_IDENTITY_LEN
         ));
     }
     if identity.chars().any(char::is_control) {

@@ -20,7 +20,12 @@ pub fn fingerprint(parts: &[&JsonValue], float: FloatText) -> String {
         canonical_json(part, &mut text, float);
         text.push('\n');
     }
-    sha1_smol::Sha1::from(text.as_bytes()).digest().to_string()
+    // Hex by hand: the digest's `Display` would link `core::fmt` into the module.
+    let mut hex = String::with_capacity(40);
+    for byte in sha1_smol::Sha1::from(text.as_bytes()).digest().bytes() {
+        crate::core::text::push_hex(&mut hex, u64::from(byte), 2, false);
+    }
+    hex
 }
 
 #[cfg(test)]

@@ -60,14 +60,12 @@ pub fn random_id(policy: RequestIdPolicy, now_ms: u64, random: &mut dyn RandomSo
         RequestIdPolicy::RandomV7 => {
             let mut bytes = [0u8; 10];
             random.fill(&mut bytes);
-            Builder::from_unix_timestamp_millis(now_ms, &bytes)
-                .into_uuid()
-                .to_string()
+            hyphenated(Builder::from_unix_timestamp_millis(now_ms, &bytes).into_uuid())
         }
         RequestIdPolicy::RandomV4 => {
             let mut bytes = [0u8; 16];
             random.fill(&mut bytes);
-            Builder::from_random_bytes(bytes).into_uuid().to_string()
+            hyphenated(Builder::from_random_bytes(bytes).into_uuid())
         }
     }
 }
@@ -80,7 +78,15 @@ pub fn derived_request_id(namespace: &str, intent_key: &str) -> String {
     // A separator that cannot occur in either part's UTF-8.
     name.push(0xFF);
     name.extend_from_slice(intent_key.as_bytes());
-    Uuid::new_v5(&project_namespace(), &name).to_string()
+    hyphenated(Uuid::new_v5(&project_namespace(), &name))
+}
+
+/// What `to_string` writes (lower-case, hyphenated), without the `Display`
+/// that would link `core::fmt` into the module.
+fn hyphenated(id: Uuid) -> String {
+    id.hyphenated()
+        .encode_lower(&mut Uuid::encode_buffer())
+        .to_owned()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
 use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
 use super::store::{IntentStore, Listing, StoreError, Unavailable};
 use crate::core::protocol::{float_text, FloatText, JsonValue};
+use crate::core::text::text;
 
 /// Seven days: how long settled intents are kept by default.
 pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
@@ -69,25 +70,36 @@ impl From<StoreError> for JournalError {
     }
 }
 
-impl ::core::fmt::Display for JournalError {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+impl JournalError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
         match self {
-            JournalError::Storage(e) => e.fmt(f),
-            JournalError::IntentKeyReused { intent_key, request_id } => write!(
-                f,
-                "intent key `{intent_key}` (requestId {request_id}) was used with a different payload"
+            JournalError::Storage(e) => e.message(),
+            JournalError::IntentKeyReused {
+                intent_key,
+                request_id,
+            } => text!(
+                "intent key `",
+                intent_key,
+                "` (requestId ",
+                request_id,
+                ") was used with a different payload"
             ),
             JournalError::MissingAggregateId => {
-                f.write_str("the command does not create its aggregate, so it needs an aggregate id")
+                "the command does not create its aggregate, so it needs an aggregate id".into()
             }
-            JournalError::NotInConflict { state } => {
-                write!(
-                    f,
-                    "the intent is {}, not in conflict: nothing to re-decide",
-                    state.as_str()
-                )
-            }
+            JournalError::NotInConflict { state } => text!(
+                "the intent is ",
+                state.as_str(),
+                ", not in conflict: nothing to re-decide"
+            ),
         }
+    }
+}
+
+impl ::core::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(&self.message())
     }
 }
 
@@ -231,7 +243,7 @@ impl<S: IntentStore> Journal<S> {
             // confirmed; derived from the key when there is one, so it
             // survives the loss of local storage too.
             aggregate.aggregate_id = match &intent_key {
-                Some(key) => derived_request_id(&self.namespace, &format!("{key}\u{0}aggregate")),
+                Some(key) => derived_request_id(&self.namespace, &text!(key, "\u{0}aggregate")),
                 None => random_id(RequestIdPolicy::RandomV7, now_ms.max(0) as u64, random),
             };
         }

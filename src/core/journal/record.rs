@@ -564,14 +564,22 @@ pub enum RecordError {
     Corrupt(String),
 }
 
-impl ::core::fmt::Display for RecordError {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+impl RecordError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
+        use crate::core::text::text;
         match self {
             RecordError::FutureSchema(v) => {
-                write!(f, "record schema {v} is newer than {SCHEMA_VERSION}")
+                text!("record schema ", v, " is newer than ", SCHEMA_VERSION)
             }
-            RecordError::Corrupt(why) => write!(f, "corrupt record: {why}"),
+            RecordError::Corrupt(why) => text!("corrupt record: ", why),
         }
+    }
+}
+
+impl ::core::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(&self.message())
     }
 }
 
@@ -591,7 +599,10 @@ pub fn check_schema_version(version: Option<u64>, current: u32) -> Result<(), Re
         Some(v) if v > u64::from(current) => Err(RecordError::FutureSchema(
             u32::try_from(v).unwrap_or(u32::MAX),
         )),
-        Some(v) => Err(RecordError::Corrupt(format!("unknown schema version {v}"))),
+        Some(v) => Err(RecordError::Corrupt(crate::core::text::text!(
+            "unknown schema version ",
+            v
+        ))),
         None => Err(RecordError::Corrupt("no schemaVersion".into())),
     }
 }

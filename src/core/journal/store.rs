@@ -136,28 +136,31 @@ pub enum StoreError {
     },
 }
 
-impl ::core::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+impl StoreError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
+        use crate::core::text::text;
         match self {
             // No `Debug` in messages: the shipped module is built without it
             // (`-Zfmt-debug=none`), so every word here is written out.
             StoreError::Unavailable { kind, detail } => {
-                write!(
-                    f,
-                    "intent storage unavailable ({}): {detail}",
-                    kind.as_str()
-                )
+                text!("intent storage unavailable (", kind.as_str(), "): ", detail)
             }
-            StoreError::Conflict { current: Some(at) } => {
-                write!(
-                    f,
-                    "intent record changed concurrently (now at revision {at})"
-                )
-            }
+            StoreError::Conflict { current: Some(at) } => text!(
+                "intent record changed concurrently (now at revision ",
+                at,
+                ")"
+            ),
             StoreError::Conflict { current: None } => {
-                f.write_str("intent record changed concurrently (it is gone)")
+                "intent record changed concurrently (it is gone)".into()
             }
         }
+    }
+}
+
+impl ::core::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(&self.message())
     }
 }
 

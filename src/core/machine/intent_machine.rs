@@ -30,6 +30,7 @@
 //! attempt's outcome is unknown and goes to confirmation, and the final
 //! outcome's reason says what did not match.
 
+use crate::core::text::text;
 use std::collections::VecDeque;
 
 use super::backoff::{backoff_ms, Jitter};
@@ -445,9 +446,9 @@ impl IntentMachine {
                     };
                     outcome.error = Some(error_info(
                         ErrorCode::Other("StorageUnavailable".into()),
-                        &e.to_string(),
+                        &e.message(),
                     ));
-                    outcome.reason = Some(format!("not sent: {e}"));
+                    outcome.reason = Some(text!("not sent: ", e.message()));
                     self.finish_now(outcome);
                 }
                 // The outcome stands even if it could not be recorded: the
@@ -665,7 +666,7 @@ impl IntentMachine {
                         at: now.saturating_add(delay as i64),
                     };
                 } else {
-                    let reason = format!("could not confirm after {tries} queries: {why_not}");
+                    let reason = text!("could not confirm after ", tries, " queries: ", why_not);
                     self.actions.push_back(Action::Escalate(reason.clone()));
                     self.settle(
                         now,
@@ -711,16 +712,22 @@ impl IntentMachine {
     /// (PROTOCOL §2.1); the main command's elements also its aggregateId.
     fn misrouted(&self, r: &CommandResult, main: bool) -> Option<String> {
         if r.request_id != self.record.request_id {
-            return Some(format!(
-                "an answer was not for this intent: requestId `{}` instead of `{}`",
-                r.request_id, self.record.request_id
+            return Some(text!(
+                "an answer was not for this intent: requestId `",
+                r.request_id,
+                "` instead of `",
+                self.record.request_id,
+                "`"
             ));
         }
         let ours = &self.record.aggregate.aggregate_id;
         if main && !ours.is_empty() && !r.aggregate_id.is_empty() && r.aggregate_id != *ours {
-            return Some(format!(
-                "an answer was not for this intent: aggregateId `{}` instead of `{ours}`",
-                r.aggregate_id
+            return Some(text!(
+                "an answer was not for this intent: aggregateId `",
+                r.aggregate_id,
+                "` instead of `",
+                ours,
+                "`"
             ));
         }
         None
@@ -807,7 +814,7 @@ impl IntentMachine {
         let mut outcome = outcome;
         if let Some(why) = &self.misrouted {
             outcome.reason = Some(match outcome.reason.take() {
-                Some(reason) => format!("{reason}; {why}"),
+                Some(reason) => text!(reason, "; ", why),
                 None => why.clone(),
             });
         }
@@ -873,9 +880,10 @@ impl IntentMachine {
                 at: now.saturating_add(delay as i64),
             };
         } else {
-            let reason = format!(
-                "not appended after {} attempts; resume() tries again",
-                self.sent_this_drive
+            let reason = text!(
+                "not appended after ",
+                self.sent_this_drive,
+                " attempts; resume() tries again"
             );
             let outcome = self
                 .outcome_with(Status::Unknown, self.record.appended)
@@ -933,7 +941,7 @@ impl IntentMachine {
             ResponseBody::Other { reason } => {
                 let code = match response.status {
                     0 => ErrorCode::Other("TransportError".into()),
-                    s => ErrorCode::Other(format!("HttpStatus{s}")),
+                    s => ErrorCode::Other(text!("HttpStatus", s)),
                 };
                 let failed = Failed::message(code, &reason);
                 match class {
@@ -992,9 +1000,10 @@ impl IntentMachine {
 
     fn apply(&mut self, now: i64, verdict: Verdict) {
         let code = |f: &Failed| {
-            f.info
-                .as_ref()
-                .map_or_else(|| "Unknown".to_owned(), |i| i.error_code.to_string())
+            f.info.as_ref().map_or_else(
+                || "Unknown".to_owned(),
+                |i| i.error_code.as_str().to_owned(),
+            )
         };
         match verdict {
             Verdict::Success(r) => {
@@ -1053,7 +1062,7 @@ impl IntentMachine {
             Verdict::Confirm(why, failed) => {
                 self.end_attempt(now, AttemptOutcome::Unknown(code(&failed)));
                 self.failed = failed;
-                let reason = Some(format!("confirming: {}", code(&self.failed)));
+                let reason = Some(text!("confirming: ", code(&self.failed)));
                 self.persist_then(now, IntentState::Unknown, reason, Then::Confirm(why));
             }
         }

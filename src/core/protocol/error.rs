@@ -4,6 +4,7 @@
 use super::headers::HeaderError;
 use super::route::RouteError;
 use super::sse::SseError;
+use crate::core::text::text;
 
 /// Anything the protocol layer can refuse.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,27 +34,33 @@ pub enum ProtocolError {
 
 impl ProtocolError {
     /// A JSON decoding error for `what`.
-    pub fn json(what: &'static str, message: impl ::core::fmt::Display) -> ProtocolError {
+    pub fn json(what: &'static str, message: impl Into<String>) -> ProtocolError {
         ProtocolError::Json {
             what,
-            message: message.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
+        match self {
+            ProtocolError::Json { what, message } => text!("invalid ", what, ": ", message),
+            ProtocolError::StageMismatch { event, data_stage } => text!(
+                "SSE event `",
+                event,
+                "` carries a result of stage ",
+                data_stage.as_deref().unwrap_or("<none>")
+            ),
+            ProtocolError::Header(e) => e.message(),
+            ProtocolError::Route(e) => e.message(),
+            ProtocolError::Sse(e) => e.message(),
         }
     }
 }
 
 impl ::core::fmt::Display for ProtocolError {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self {
-            ProtocolError::Json { what, message } => write!(f, "invalid {what}: {message}"),
-            ProtocolError::StageMismatch { event, data_stage } => write!(
-                f,
-                "SSE event `{event}` carries a result of stage {}",
-                data_stage.as_deref().unwrap_or("<none>")
-            ),
-            ProtocolError::Header(e) => e.fmt(f),
-            ProtocolError::Route(e) => e.fmt(f),
-            ProtocolError::Sse(e) => e.fmt(f),
-        }
+        f.write_str(&self.message())
     }
 }
 

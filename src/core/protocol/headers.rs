@@ -78,8 +78,9 @@ pub enum HeaderErrorReason {
     TailWithoutSagaHandled,
 }
 
-impl ::core::fmt::Display for HeaderError {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+impl HeaderError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
         let why = match self.reason {
             HeaderErrorReason::InvalidValueChar => {
                 "value holds CR, LF, a control character or non-ASCII text"
@@ -91,7 +92,13 @@ impl ::core::fmt::Display for HeaderError {
                 "a wait tail stage needs SAGA_HANDLED as the wait stage"
             }
         };
-        write!(f, "header `{}`: {why}", self.name)
+        crate::core::text::text!("header `", self.name, "`: ", why)
+    }
+}
+
+impl ::core::fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(&self.message())
     }
 }
 
@@ -234,7 +241,7 @@ impl CommandHeaders {
         self.set_opt(names::WAIT_CONTEXT, plan.context.as_deref())?;
         self.set_opt(names::WAIT_PROCESSOR, plan.processor.as_deref())?;
         self.set_opt(names::WAIT_FUNCTION, plan.function.as_deref())?;
-        let timeout = plan.timeout_ms.to_string();
+        let timeout = crate::core::text::decimal(plan.timeout_ms);
         self.set(names::WAIT_TIMEOUT, &timeout)?;
         if legacy_timeout {
             self.set(names::LEGACY_WAIT_TIMEOUT, &timeout)?;
@@ -259,7 +266,7 @@ impl CommandHeaders {
         if !is_token(key) {
             return Err(refuse(key, HeaderErrorReason::InvalidName));
         }
-        let name = format!("{}{key}", names::HEADER_PREFIX);
+        let name = crate::core::text::text!(names::HEADER_PREFIX, key);
         self.set(&name, value)
     }
 

@@ -20,15 +20,19 @@ pub struct JsonError {
     pub field: Option<&'static str>,
 }
 
+impl JsonError {
+    /// The message (what `Display` writes).
+    pub fn message(&self) -> String {
+        match self.field {
+            Some(field) => crate::core::text::text!(self.what, " `", field, "`"),
+            None => self.what.to_owned(),
+        }
+    }
+}
+
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.what)?;
-        if let Some(field) = self.field {
-            f.write_str(" `")?;
-            f.write_str(field)?;
-            f.write_str("`")?;
-        }
-        Ok(())
+        f.write_str(&self.message())
     }
 }
 

@@ -83,19 +83,15 @@ impl JsonValue {
     /// fingerprints' `{:?}` text for numbers that are not finite (a const,
     /// so a module that never fingerprints carries no sort).
     pub(crate) fn write_text<const CANONICAL: bool>(&self, out: &mut String, float: FloatText) {
-        use std::fmt::Write;
+        use crate::core::text::Piece;
         match self {
             JsonValue::Null => out.push_str("null"),
             JsonValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            JsonValue::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            JsonValue::UInt(u) => {
-                let _ = write!(out, "{u}");
-            }
+            JsonValue::Int(i) => i.push_to(out),
+            JsonValue::UInt(u) => u.push_to(out),
             JsonValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
                 // 2.0 and 2 are the same JSON number to JavaScript.
-                let _ = write!(out, "{}", *f as i64);
+                (*f as i64).push_to(out);
             }
             JsonValue::Float(f) if !CANONICAL && !f.is_finite() => out.push_str("null"),
             JsonValue::Float(f) => float(*f, out),

@@ -43,7 +43,7 @@ impl ResponseBody {
     pub fn from_json(value: JsonValue) -> ResponseBody {
         match RawBody::from_json(value) {
             Err(e) => ResponseBody::Other {
-                reason: e.to_string(),
+                reason: e.message(),
             },
             Ok(raw) => ResponseBody::from_raw(raw),
         }
@@ -54,7 +54,7 @@ impl ResponseBody {
             return match CommandResult::try_from(raw) {
                 Ok(r) => ResponseBody::CommandResult(r),
                 Err(e) => ResponseBody::Other {
-                    reason: e.to_string(),
+                    reason: e.message(),
                 },
             };
         }

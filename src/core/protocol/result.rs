@@ -167,8 +167,12 @@ pub(crate) struct RawBody {
 }
 
 fn required<T>(field: Option<T>, name: &'static str) -> Result<T, ProtocolError> {
-    field
-        .ok_or_else(|| ProtocolError::json("CommandResult", format_args!("missing field `{name}`")))
+    field.ok_or_else(|| {
+        ProtocolError::json(
+            "CommandResult",
+            crate::core::text::text!("missing field `", name, "`"),
+        )
+    })
 }
 
 impl TryFrom<RawBody> for CommandResult {

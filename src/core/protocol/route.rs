@@ -5,8 +5,6 @@
 //! for the confirm queries (the route contracts put the context alias first,
 //! e.g. `/tck/tenant/{tenantId}/mock_aggregate/event/list`).
 
-use std::fmt::Write;
-
 /// Why a route could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RouteError {
@@ -16,9 +14,16 @@ pub struct RouteError {
     pub reason: &'static str,
 }
 
+impl RouteError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
+        crate::core::text::text!("route ", self.part, ": ", self.reason)
+    }
+}
+
 impl ::core::fmt::Display for RouteError {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        write!(f, "route {}: {}", self.part, self.reason)
+        f.write_str(&self.message())
     }
 }
 
@@ -58,7 +63,8 @@ fn push_segment(path: &mut String, part: &'static str, segment: &str) -> Result<
         if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b) {
             path.push(b as char);
         } else {
-            let _ = write!(path, "%{b:02X}");
+            path.push('%');
+            crate::core::text::push_hex(path, u64::from(b), 2, true);
         }
     }
     Ok(())

@@ -40,20 +40,26 @@ pub enum SseError {
     Stopped,
 }
 
-impl ::core::fmt::Display for SseError {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+impl SseError {
+    /// The message (what `Display` writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
         match self {
             SseError::EventTooLarge { limit } => {
-                write!(f, "SSE event larger than {limit} bytes")
+                crate::core::text::text!("SSE event larger than ", limit, " bytes")
             }
-            SseError::Truncated { pending_bytes } => {
-                write!(
-                    f,
-                    "SSE stream ended inside an event ({pending_bytes} bytes pending)"
-                )
-            }
-            SseError::Stopped => f.write_str("SSE decoder stopped after an earlier error"),
+            SseError::Truncated { pending_bytes } => crate::core::text::text!(
+                "SSE stream ended inside an event (",
+                pending_bytes,
+                " bytes pending)"
+            ),
+            SseError::Stopped => "SSE decoder stopped after an earlier error".into(),
         }
+    }
+}
+
+impl ::core::fmt::Display for SseError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(&self.message())
     }
 }
 

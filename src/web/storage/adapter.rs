@@ -16,6 +16,7 @@
 //! lock (or the runtime's single-writer guarantee) must keep one driver per
 //! intent. Eventually consistent KV stores can also return a stale read.
 
+use crate::core::text::text;
 use wasm_bindgen::JsValue;
 
 use super::text_kv::{TextKv, TextStore};
@@ -53,7 +54,7 @@ pub fn open(
         if method(&raw, name).is_none() {
             return Err(StoreError::Unavailable {
                 kind: Unavailable::Missing,
-                detail: format!("the storage adapter has no `{name}` method"),
+                detail: text!("the storage adapter has no `", name, "` method"),
             });
         }
     }
@@ -83,7 +84,7 @@ impl AdapterKv {
     ) -> Result<JsValue, StoreError> {
         let f = method(&self.raw, name).ok_or_else(|| StoreError::Unavailable {
             kind: Unavailable::Missing,
-            detail: format!("the storage adapter has no `{name}` method"),
+            detail: text!("the storage adapter has no `", name, "` method"),
         })?;
         if self.immediate {
             let args: js_sys::Array = args.iter().collect();
@@ -92,7 +93,7 @@ impl AdapterKv {
                 .map_err(|e| unavailable(JsFailure::from(e), writing));
         }
         let args: Vec<&JsValue> = args.iter().collect();
-        let what = format!("the storage adapter's {name}()");
+        let what = text!("the storage adapter's ", name, "()");
         call_and_await(&f, &self.raw, &args, self.timeout_ms, &what)
             .await
             .map_err(|e| unavailable(JsFailure::from(e), writing))
@@ -102,7 +103,7 @@ impl AdapterKv {
 fn not_a(what: &str, call: String) -> StoreError {
     StoreError::Unavailable {
         kind: Unavailable::ReadFailed,
-        detail: format!("the adapter's {call} did not return {what}"),
+        detail: text!("the adapter's ", call, " did not return ", what),
     }
 }
 
@@ -114,7 +115,7 @@ impl TextKv for AdapterKv {
         }
         v.as_string()
             .map(Some)
-            .ok_or_else(|| not_a("a string", format!("get({key})")))
+            .ok_or_else(|| not_a("a string", text!("get(", key, ")")))
     }
 
     async fn write(&self, key: &str, value: &str) -> Result<(), StoreError> {
@@ -130,7 +131,7 @@ impl TextKv for AdapterKv {
     async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
         let found = self.call("list", &[prefix.into()], false).await?;
         let entries = crate::web::guard::elements(&found)
-            .ok_or_else(|| not_a("an array", format!("list({prefix})")))?;
+            .ok_or_else(|| not_a("an array", text!("list(", prefix, ")")))?;
         Ok(entries
             .into_iter()
             .filter_map(|entry| match crate::web::guard::elements(&entry) {

@@ -2,6 +2,7 @@
 //! operation one transaction (in `idb.js`), writes with strict durability
 //! where the record says it needs the flush (unresolved intents, effects).
 
+use crate::core::text::text;
 use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
@@ -59,7 +60,7 @@ pub fn persistence(ask: bool) -> js_sys::Promise {
 
 /// The database name of a namespace.
 pub fn database_name(namespace: &str) -> String {
-    format!("wow-command-client/{namespace}")
+    text!("wow-command-client/", namespace)
 }
 
 /// The IndexedDB backend; connections are opened per namespace on first use.
@@ -129,7 +130,7 @@ impl<R: StoredRecord> RecordStore<R> for IndexedDbStore {
                 quarantine(&db, area, id, &value, &reason).await?;
                 Err(StoreError::Unavailable {
                     kind: crate::core::journal::Unavailable::ReadFailed,
-                    detail: format!("{namespace}/{id}: {reason}"),
+                    detail: text!(namespace, "/", id, ": ", reason.message()),
                 })
             }
         }
@@ -193,7 +194,7 @@ impl<R: StoredRecord> RecordStore<R> for IndexedDbStore {
                 Err(reason) => {
                     quarantine(&db, area, &key, &value, &reason).await?;
                     listing.quarantined.push(Quarantined {
-                        key: format!("{namespace}/{key}"),
+                        key: text!(namespace, "/", key),
                         reason,
                     });
                 }
@@ -203,7 +204,7 @@ impl<R: StoredRecord> RecordStore<R> for IndexedDbStore {
             .await?
             .unchecked_into();
         for key in aside.iter().filter_map(|k| k.as_string()) {
-            let key = format!("{namespace}/{key}");
+            let key = text!(namespace, "/", key);
             if !listing.quarantined.iter().any(|q| q.key == key) {
                 listing.quarantined.push(Quarantined {
                     key,
@@ -228,7 +229,7 @@ async fn quarantine(
         return Ok(());
     }
     settle(
-        idb_quarantine(db, area, key, value, &reason.to_string()),
+        idb_quarantine(db, area, key, value, &reason.message()),
         true,
     )
     .await?;

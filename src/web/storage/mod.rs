@@ -14,6 +14,7 @@ pub mod adapter;
 pub mod indexed_db;
 pub mod text_kv;
 
+use crate::core::text::text;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{json_from_js, json_to_js, JsFailure};
@@ -46,7 +47,7 @@ pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
     };
     StoreError::Unavailable {
         kind,
-        detail: failure.to_string(),
+        detail: failure.text(),
     }
 }
 
@@ -66,14 +67,14 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
         .filter(|v| v.fract() == 0.0 && *v >= 0.0)
         .map(|v| v as u64);
     R::check_schema(version)?;
-    let json = json_from_js(value).map_err(|e| RecordError::Corrupt(e.to_string()))?;
-    R::from_json(json).map_err(|e| RecordError::Corrupt(e.to_string()))
+    let json = json_from_js(value).map_err(|e| RecordError::Corrupt(e.text()))?;
+    R::from_json(json).map_err(|e| RecordError::Corrupt(e.message()))
 }
 
 /// A record from JSON text.
 pub fn record_from_text<R: StoredRecord>(text: &str) -> Result<R, RecordError> {
-    let value = js_sys::JSON::parse(text)
-        .map_err(|e| RecordError::Corrupt(JsFailure::from(e).to_string()))?;
+    let value =
+        js_sys::JSON::parse(text).map_err(|e| RecordError::Corrupt(JsFailure::from(e).text()))?;
     record_from_js(value)
 }
 
@@ -138,12 +139,15 @@ impl AnyStore {
             }),
             Some(other) => Err(StoreError::Unavailable {
                 kind: Unavailable::Missing,
-                detail: format!(
-                    "unknown storage `{other}`: use 'indexedDB', 'localStorage', 'memory' or an adapter"
+                detail: text!(
+                    "unknown storage `",
+                    other,
+                    "`: use 'indexedDB', 'localStorage', 'memory' or an adapter"
                 ),
             }),
             None => {
-                let store = adapter::open(storage.clone().unchecked_into(), callback_timeout_ms, false)?;
+                let store =
+                    adapter::open(storage.clone().unchecked_into(), callback_timeout_ms, false)?;
                 let exclusive = store.kv().is_atomic();
                 Ok(AnyStore::Text { store, exclusive })
             }

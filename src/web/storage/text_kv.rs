@@ -11,15 +11,16 @@ use crate::core::journal::{
     next_revision, Listing, Quarantined, RecordError, RecordKind, RecordStore, StoreError,
     StoredRecord, Unavailable,
 };
+use crate::core::text::text;
 
 /// The key prefix of a kind's records.
 pub fn prefix(kind: RecordKind) -> String {
-    format!("wow-{}/", kind.area())
+    text!("wow-", kind.area(), "/")
 }
 
 /// The key prefix of a kind's quarantined entries.
 pub fn quarantine_prefix(kind: RecordKind) -> String {
-    format!("wow-{}-quarantine/", kind.area())
+    text!("wow-", kind.area(), "-quarantine/")
 }
 
 /// A string key-value store.
@@ -72,8 +73,7 @@ impl<K: TextKv> TextStore<K> {
             return Ok(());
         }
         let own = prefix(kind);
-        let aside = format!(
-            "{}{}",
+        let aside = text!(
             quarantine_prefix(kind),
             key.strip_prefix(own.as_str()).unwrap_or(key)
         );
@@ -83,7 +83,7 @@ impl<K: TextKv> TextStore<K> {
 }
 
 fn key_of(kind: RecordKind, namespace: &str, id: &str) -> String {
-    format!("{}{namespace}/{id}", prefix(kind))
+    text!(prefix(kind), namespace, "/", id)
 }
 
 impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
@@ -98,7 +98,7 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
                 self.quarantine(R::KIND, &key, &text, &reason).await?;
                 Err(StoreError::Unavailable {
                     kind: Unavailable::ReadFailed,
-                    detail: format!("{key}: {reason}"),
+                    detail: text!(key, ": ", reason.message()),
                 })
             }
         }
@@ -139,14 +139,14 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
 
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
-        let aside = format!("{}{namespace}/", quarantine_prefix(R::KIND));
+        let aside = text!(quarantine_prefix(R::KIND), namespace, "/");
         for (key, _) in self.kv.entries(&aside).await? {
             listing.quarantined.push(Quarantined {
                 key,
                 reason: RecordError::Corrupt("quarantined earlier".into()),
             });
         }
-        let own = format!("{}{namespace}/", prefix(R::KIND));
+        let own = text!(prefix(R::KIND), namespace, "/");
         for (key, text) in self.kv.entries(&own).await? {
             let text = match text {
                 Some(t) => t,
