@@ -14,10 +14,11 @@ pub const EFFECT_SCHEMA_VERSION: u32 = 1;
 pub const MAX_IDENTITY_LEN: usize = 512;
 
 /// Where an identity's effect stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum EffectState {
     /// Recorded before the effect ran; not known to be finished.
+    #[default]
     Started,
     /// The effect finished and its result is recorded.
     Done,
@@ -104,21 +105,22 @@ impl ToJson for EffectRecord {
 impl FromJson for EffectRecord {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(EffectRecord {
-            schema_version: o.req("schemaVersion")?,
-            namespace: o.req("namespace")?,
-            identity: o.req("identity")?,
-            state: o.req("state")?,
-            attempt: o.req("attempt")?,
-            owner: o.req("owner")?,
-            started_at: o.req("startedAt")?,
-            lease_until: o.req("leaseUntil")?,
-            finished_at: o.opt("finishedAt")?,
-            result: o.opt("result")?,
-            reconciled: o.or_default("reconciled")?,
-            last_error: o.opt("lastError")?,
-            revision: o.or_default("revision")?,
-        })
+        let read = EffectRecord {
+            schema_version: o.req("schemaVersion"),
+            namespace: o.req("namespace"),
+            identity: o.req("identity"),
+            state: o.req("state"),
+            attempt: o.req("attempt"),
+            owner: o.req("owner"),
+            started_at: o.req("startedAt"),
+            lease_until: o.req("leaseUntil"),
+            finished_at: o.opt("finishedAt"),
+            result: o.opt("result"),
+            reconciled: o.or_default("reconciled"),
+            last_error: o.opt("lastError"),
+            revision: o.or_default("revision"),
+        };
+        o.finish(read)
     }
 }
 

@@ -46,7 +46,7 @@ impl AggregateIdentity {
 }
 
 /// What to wait for, as persisted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct WaitSpec {
     /// Target stage.
@@ -100,7 +100,7 @@ impl WaitSpec {
 }
 
 /// The command of an intent, exactly as every attempt sends it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandSpec {
     /// HTTP method.
@@ -125,10 +125,11 @@ pub struct CommandSpec {
 }
 
 /// Where an intent stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum IntentState {
     /// Persisted; nothing has been sent yet.
+    #[default]
     Pending,
     /// An attempt is (or was, before a crash) on the wire.
     Sending,
@@ -353,13 +354,14 @@ impl ToJson for AggregateIdentity {
 impl FromJson for AggregateIdentity {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(AggregateIdentity {
-            context_alias: o.opt("contextAlias")?,
-            resource: o.or_default("resource")?,
-            tenant_id: o.opt("tenantId")?,
-            owner_id: o.opt("ownerId")?,
-            aggregate_id: o.or_default("aggregateId")?,
-        })
+        let read = AggregateIdentity {
+            context_alias: o.opt("contextAlias"),
+            resource: o.or_default("resource"),
+            tenant_id: o.opt("tenantId"),
+            owner_id: o.opt("ownerId"),
+            aggregate_id: o.or_default("aggregateId"),
+        };
+        o.finish(read)
     }
 }
 
@@ -379,14 +381,15 @@ impl ToJson for WaitSpec {
 impl FromJson for WaitSpec {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(WaitSpec {
-            stage: o.req("stage")?,
-            context: o.opt("context")?,
-            processor: o.opt("processor")?,
-            function: o.opt("function")?,
-            tail_stage: o.opt("tailStage")?,
-            timeout_ms: o.req("timeoutMs")?,
-        })
+        let read = WaitSpec {
+            stage: o.req("stage"),
+            context: o.opt("context"),
+            processor: o.opt("processor"),
+            function: o.opt("function"),
+            tail_stage: o.opt("tailStage"),
+            timeout_ms: o.req("timeoutMs"),
+        };
+        o.finish(read)
     }
 }
 
@@ -407,18 +410,16 @@ impl ToJson for CommandSpec {
 impl FromJson for CommandSpec {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(CommandSpec {
-            method: o.req("method")?,
-            path: o.req("path")?,
-            body: o.take("body").ok_or(JsonError {
-                what: "a missing field",
-                field: Some("body"),
-            })?,
-            expected_version: o.opt("expectedVersion")?,
-            create: o.or_default("create")?,
-            wait: o.req("wait")?,
-            headers: o.or_default("headers")?,
-        })
+        let read = CommandSpec {
+            method: o.req("method"),
+            path: o.req("path"),
+            body: o.any("body"),
+            expected_version: o.opt("expectedVersion"),
+            create: o.or_default("create"),
+            wait: o.req("wait"),
+            headers: o.or_default("headers"),
+        };
+        o.finish(read)
     }
 }
 
@@ -469,7 +470,8 @@ impl FromJson for AttemptOutcome {
             return Ok(AttemptOutcome::Succeeded);
         }
         let mut o = ObjectReader::of(value)?;
-        match (o.opt::<String>("failed")?, o.opt::<String>("unknown")?) {
+        let read = (o.opt::<String>("failed"), o.opt::<String>("unknown"));
+        match o.finish(read)? {
             (Some(code), None) => Ok(AttemptOutcome::Failed(code)),
             (None, Some(why)) => Ok(AttemptOutcome::Unknown(why)),
             _ => Err(UNKNOWN_NAME),
@@ -494,15 +496,16 @@ impl ToJson for Attempt {
 impl FromJson for Attempt {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(Attempt {
-            number: o.req("number")?,
-            sent_at: o.req("sentAt")?,
-            command_id: o.opt("commandId")?,
-            ended_at: o.opt("endedAt")?,
-            outcome: o.opt("outcome")?,
-            caller_deadline: o.opt("callerDeadline")?,
-            wait_ended_by: o.opt("waitEndedBy")?,
-        })
+        let read = Attempt {
+            number: o.req("number"),
+            sent_at: o.req("sentAt"),
+            command_id: o.opt("commandId"),
+            ended_at: o.opt("endedAt"),
+            outcome: o.opt("outcome"),
+            caller_deadline: o.opt("callerDeadline"),
+            wait_ended_by: o.opt("waitEndedBy"),
+        };
+        o.finish(read)
     }
 }
 
@@ -533,25 +536,26 @@ impl ToJson for IntentRecord {
 impl FromJson for IntentRecord {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(IntentRecord {
-            schema_version: o.req("schemaVersion")?,
-            namespace: o.req("namespace")?,
-            intent_id: o.req("intentId")?,
-            intent_key: o.opt("intentKey")?,
-            request_id: o.req("requestId")?,
-            aggregate: o.req("aggregate")?,
-            command: o.req("command")?,
-            fingerprint: o.req("fingerprint")?,
-            state: o.req("state")?,
-            attempts: o.or_default("attempts")?,
-            last_result: o.opt("lastResult")?,
-            reason: o.opt("reason")?,
-            appended: o.opt("appended")?,
-            appended_version: o.opt("appendedVersion")?,
-            created_at: o.req("createdAt")?,
-            updated_at: o.req("updatedAt")?,
-            revision: o.or_default("revision")?,
-        })
+        let read = IntentRecord {
+            schema_version: o.req("schemaVersion"),
+            namespace: o.req("namespace"),
+            intent_id: o.req("intentId"),
+            intent_key: o.opt("intentKey"),
+            request_id: o.req("requestId"),
+            aggregate: o.req("aggregate"),
+            command: o.req("command"),
+            fingerprint: o.req("fingerprint"),
+            state: o.req("state"),
+            attempts: o.or_default("attempts"),
+            last_result: o.opt("lastResult"),
+            reason: o.opt("reason"),
+            appended: o.opt("appended"),
+            appended_version: o.opt("appendedVersion"),
+            created_at: o.req("createdAt"),
+            updated_at: o.req("updatedAt"),
+            revision: o.or_default("revision"),
+        };
+        o.finish(read)
     }
 }
 

@@ -436,6 +436,59 @@ fn the_record_codec_matches_the_derives() {
     }
 }
 
+/// The codec reads on past a bad field (one way out per reader, for the
+/// module's size) but refuses what the derives refuse, naming the first
+/// bad field in field order, as returning at it did.
+#[test]
+fn the_record_codec_refuses_what_the_derives_refuse_and_names_the_first_bad_field() {
+    use crate::core::protocol::json_codec::FromJson;
+    use crate::core::protocol::JsonValue;
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let record = block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(3)))
+        .unwrap()
+        .record()
+        .clone();
+    let good = serde_json::to_value(&record).unwrap();
+    let required = [
+        "schemaVersion",
+        "namespace",
+        "intentId",
+        "requestId",
+        "aggregate",
+        "command",
+        "fingerprint",
+        "state",
+        "createdAt",
+        "updatedAt",
+    ];
+    for (i, key) in required.iter().enumerate() {
+        let mut bad = good.clone();
+        bad.as_object_mut().unwrap().remove(*key);
+        // A later field of the wrong type too: the first one is named.
+        if let Some(later) = required.get(i + 1) {
+            bad[*later] = serde_json::json!([true]);
+        }
+        let text = bad.to_string();
+        assert!(
+            serde_json::from_str::<IntentRecord>(&text).is_err(),
+            "{key}"
+        );
+        let e =
+            IntentRecord::from_json(serde_json::from_str::<JsonValue>(&text).unwrap()).unwrap_err();
+        assert_eq!((e.what, e.field), ("a missing field", Some(*key)));
+        // A nested record's field, named by its own key.
+        let mut nested = good.clone();
+        nested["command"]["wait"]["stage"] = serde_json::json!(7);
+        let e = IntentRecord::from_json(
+            serde_json::from_str::<JsonValue>(&nested.to_string()).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, Some("stage"));
+    }
+    let e = IntentRecord::from_json(serde_json::from_str::<JsonValue>(&good.to_string()).unwrap());
+    assert_eq!(e.unwrap(), record);
+}
+
 #[test]
 fn only_a_conflict_is_re_decided_and_it_keeps_its_request_id() {
     let journal = Journal::new(MemoryStore::new(), "n");

@@ -100,46 +100,93 @@ impl ObjectWriter {
 }
 
 /// Reads a JSON object's fields by name, taking each out of the object.
-pub struct ObjectReader(Vec<(String, JsonValue)>);
+/// The first error sticks and the rest of the fields are still read (as
+/// their defaults when they fail), so a reader is one straight line with
+/// one way out ([`ObjectReader::finish`]) instead of a return, and the drops
+/// it needs, after every field.
+pub struct ObjectReader {
+    entries: Vec<(String, JsonValue)>,
+    error: Option<JsonError>,
+}
 
 impl ObjectReader {
     /// The object `value` is; anything else is the wrong type.
     pub fn of(value: JsonValue) -> Result<ObjectReader, JsonError> {
         match value {
-            JsonValue::Object(entries) => Ok(ObjectReader(entries)),
+            JsonValue::Object(entries) => Ok(ObjectReader {
+                entries,
+                error: None,
+            }),
             _ => Err(WRONG_TYPE),
         }
     }
     /// Takes the field's value, when present (the last one, as serde_json keeps it).
     pub fn take(&mut self, key: &str) -> Option<JsonValue> {
-        let at = self.0.iter().rposition(|(k, _)| k == key)?;
-        Some(self.0.swap_remove(at).1)
+        let at = self.entries.iter().rposition(|(k, _)| k == key)?;
+        Some(self.entries.swap_remove(at).1)
     }
-    /// A field that must be present.
-    pub fn req<T: FromJson>(&mut self, key: &'static str) -> Result<T, JsonError> {
-        match self.take(key) {
-            Some(v) => T::from_json(v).map_err(|e| in_field(e, key)),
-            None => Err(JsonError {
-                what: "a missing field",
-                field: Some(key),
-            }),
+    /// Keeps the first error.
+    fn fail(&mut self, e: JsonError, key: &'static str) {
+        if self.error.is_none() {
+            self.error = Some(in_field(e, key));
         }
     }
-    /// A field that may be absent or `null`.
-    pub fn opt<T: FromJson>(&mut self, key: &'static str) -> Result<Option<T>, JsonError> {
+    fn read<T: FromJson + Default>(&mut self, key: &'static str, value: JsonValue) -> T {
+        match T::from_json(value) {
+            Ok(v) => v,
+            Err(e) => {
+                self.fail(e, key);
+                T::default()
+            }
+        }
+    }
+    /// A field that must be present.
+    pub fn req<T: FromJson + Default>(&mut self, key: &'static str) -> T {
         match self.take(key) {
-            None | Some(JsonValue::Null) => Ok(None),
-            Some(v) => T::from_json(v).map(Some).map_err(|e| in_field(e, key)),
+            Some(v) => self.read(key, v),
+            None => {
+                self.fail(MISSING, key);
+                T::default()
+            }
+        }
+    }
+    /// A field that must be present, whatever JSON it holds.
+    pub fn any(&mut self, key: &'static str) -> JsonValue {
+        self.req(key)
+    }
+    /// A field that may be absent or `null`.
+    pub fn opt<T: FromJson>(&mut self, key: &'static str) -> Option<T> {
+        match self.take(key) {
+            None | Some(JsonValue::Null) => None,
+            Some(v) => match T::from_json(v) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    self.fail(e, key);
+                    None
+                }
+            },
         }
     }
     /// A field that defaults when absent (`#[serde(default)]`).
-    pub fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> Result<T, JsonError> {
+    pub fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> T {
         match self.take(key) {
-            None => Ok(T::default()),
-            Some(v) => T::from_json(v).map_err(|e| in_field(e, key)),
+            None => T::default(),
+            Some(v) => self.read(key, v),
+        }
+    }
+    /// The value read, or the first error met reading it.
+    pub fn finish<T>(self, value: T) -> Result<T, JsonError> {
+        match self.error {
+            None => Ok(value),
+            Some(e) => Err(e),
         }
     }
 }
+
+const MISSING: JsonError = JsonError {
+    what: "a missing field",
+    field: None,
+};
 
 /// A unit-only enum's wire name, as `#[serde(rename_all = …)]` spells it.
 pub fn read_name(value: &JsonValue) -> Result<&str, JsonError> {

@@ -10,10 +10,11 @@ use super::json_value::JsonValue;
 use super::stage::CommandStage;
 
 /// The kind of function that produced a signal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum FunctionKind {
     /// A command handler (and the gateway's `send`).
+    #[default]
     Command,
     /// An event-sourcing function.
     Sourcing,
@@ -29,7 +30,7 @@ pub enum FunctionKind {
 }
 
 /// Which function produced a signal: `{functionKind, contextName, processorName, name}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FunctionInfo {
     /// The function's kind.
@@ -166,38 +167,55 @@ pub(crate) struct RawBody {
     succeeded: Option<bool>,
 }
 
-fn required<T>(field: Option<T>, name: &'static str) -> Result<T, ProtocolError> {
-    field.ok_or_else(|| {
-        ProtocolError::json(
-            "CommandResult",
-            crate::core::text::text!("missing field `", name, "`"),
-        )
-    })
+/// The first required field found missing; the others are taken as their
+/// defaults meanwhile, so the conversion has one way out (as
+/// [`ObjectReader`](super::ObjectReader) has) instead of one per field.
+#[derive(Default)]
+struct Required(Option<&'static str>);
+
+impl Required {
+    fn take<T: Default>(&mut self, field: Option<T>, name: &'static str) -> T {
+        match field {
+            Some(v) => v,
+            None => {
+                self.0.get_or_insert(name);
+                T::default()
+            }
+        }
+    }
 }
 
 impl TryFrom<RawBody> for CommandResult {
     type Error = ProtocolError;
 
     fn try_from(raw: RawBody) -> Result<CommandResult, ProtocolError> {
-        Ok(CommandResult {
-            id: required(raw.id, "id")?,
-            wait_command_id: required(raw.wait_command_id, "waitCommandId")?,
-            stage: required(raw.stage, "stage")?,
-            context_name: required(raw.context_name, "contextName")?,
-            aggregate_name: required(raw.aggregate_name, "aggregateName")?,
-            tenant_id: required(raw.tenant_id, "tenantId")?,
-            aggregate_id: required(raw.aggregate_id, "aggregateId")?,
+        let mut r = Required::default();
+        let result = CommandResult {
+            id: r.take(raw.id, "id"),
+            wait_command_id: r.take(raw.wait_command_id, "waitCommandId"),
+            stage: r.take(raw.stage, "stage"),
+            context_name: r.take(raw.context_name, "contextName"),
+            aggregate_name: r.take(raw.aggregate_name, "aggregateName"),
+            tenant_id: r.take(raw.tenant_id, "tenantId"),
+            aggregate_id: r.take(raw.aggregate_id, "aggregateId"),
             aggregate_version: raw.aggregate_version,
-            request_id: required(raw.request_id, "requestId")?,
-            command_id: required(raw.command_id, "commandId")?,
-            function: required(raw.function, "function")?,
+            request_id: r.take(raw.request_id, "requestId"),
+            command_id: r.take(raw.command_id, "commandId"),
+            function: r.take(raw.function, "function"),
             error_code: raw.error_code.unwrap_or_default(),
             error_msg: raw.error_msg.unwrap_or_default(),
             binding_errors: raw.binding_errors.unwrap_or_default(),
             result: raw.result.unwrap_or_else(JsonValue::empty_object),
             signal_time: raw.signal_time.unwrap_or_default(),
             succeeded: raw.succeeded,
-        })
+        };
+        match r.0 {
+            None => Ok(result),
+            Some(name) => Err(ProtocolError::json(
+                "CommandResult",
+                crate::core::text::text!("missing field `", name, "`"),
+            )),
+        }
     }
 }
 
@@ -251,12 +269,13 @@ impl ToJson for FunctionInfo {
 impl FromJson for FunctionInfo {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(FunctionInfo {
-            function_kind: o.req("functionKind")?,
-            context_name: o.req("contextName")?,
-            processor_name: o.req("processorName")?,
-            name: o.req("name")?,
-        })
+        let read = FunctionInfo {
+            function_kind: o.req("functionKind"),
+            context_name: o.req("contextName"),
+            processor_name: o.req("processorName"),
+            name: o.req("name"),
+        };
+        o.finish(read)
     }
 }
 
@@ -272,10 +291,11 @@ impl ToJson for BindingError {
 impl FromJson for BindingError {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(BindingError {
-            name: o.req("name")?,
-            msg: o.req("msg")?,
-        })
+        let read = BindingError {
+            name: o.req("name"),
+            msg: o.req("msg"),
+        };
+        o.finish(read)
     }
 }
 
@@ -327,37 +347,39 @@ impl ToJson for ErrorInfo {
 impl FromJson for ErrorInfo {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(ErrorInfo {
-            error_code: o.req("errorCode")?,
-            error_msg: o.or_default("errorMsg")?,
-            binding_errors: o.or_default("bindingErrors")?,
-            succeeded: o.opt("succeeded")?,
-        })
+        let read = ErrorInfo {
+            error_code: o.req("errorCode"),
+            error_msg: o.or_default("errorMsg"),
+            binding_errors: o.or_default("bindingErrors"),
+            succeeded: o.opt("succeeded"),
+        };
+        o.finish(read)
     }
 }
 
 impl FromJson for RawBody {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
-        Ok(RawBody {
-            id: o.opt("id")?,
-            wait_command_id: o.opt("waitCommandId")?,
-            stage: o.opt("stage")?,
-            context_name: o.opt("contextName")?,
-            aggregate_name: o.opt("aggregateName")?,
-            tenant_id: o.opt("tenantId")?,
-            aggregate_id: o.opt("aggregateId")?,
-            aggregate_version: o.opt("aggregateVersion")?,
-            request_id: o.opt("requestId")?,
-            command_id: o.opt("commandId")?,
-            function: o.opt("function")?,
-            error_code: o.opt("errorCode")?,
-            error_msg: o.opt("errorMsg")?,
-            binding_errors: o.opt("bindingErrors")?,
-            result: o.opt("result")?,
-            signal_time: o.opt("signalTime")?,
-            succeeded: o.opt("succeeded")?,
-        })
+        let read = RawBody {
+            id: o.opt("id"),
+            wait_command_id: o.opt("waitCommandId"),
+            stage: o.opt("stage"),
+            context_name: o.opt("contextName"),
+            aggregate_name: o.opt("aggregateName"),
+            tenant_id: o.opt("tenantId"),
+            aggregate_id: o.opt("aggregateId"),
+            aggregate_version: o.opt("aggregateVersion"),
+            request_id: o.opt("requestId"),
+            command_id: o.opt("commandId"),
+            function: o.opt("function"),
+            error_code: o.opt("errorCode"),
+            error_msg: o.opt("errorMsg"),
+            binding_errors: o.opt("bindingErrors"),
+            result: o.opt("result"),
+            signal_time: o.opt("signalTime"),
+            succeeded: o.opt("succeeded"),
+        };
+        o.finish(read)
     }
 }
 

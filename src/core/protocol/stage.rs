@@ -10,10 +10,13 @@ use super::{JsonError, JsonValue};
 /// `Ord` follows that order, so `Sent < Processed < Snapshot < …`; note that
 /// the four stages after PROCESSED are independent branches, not a chain:
 /// use [`CommandStage::previous`] for the real relation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CommandStage {
     /// Accepted by the command bus.
+    #[default]
     Sent,
     /// The aggregate executed the command and its events were persisted.
     Processed,
