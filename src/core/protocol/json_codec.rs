@@ -156,16 +156,17 @@ impl ObjectReader {
     }
     /// A field that may be absent or `null`.
     pub fn opt<T: FromJson>(&mut self, key: &'static str) -> Option<T> {
-        match self.take(key) {
-            None | Some(JsonValue::Null) => None,
-            Some(v) => match T::from_json(v) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    self.fail(e, key);
-                    None
-                }
-            },
+        match T::from_json(self.present(key)?) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.fail(e, key);
+                None
+            }
         }
+    }
+    /// The field's value unless it is absent or `null`.
+    fn present(&mut self, key: &str) -> Option<JsonValue> {
+        self.take(key).filter(|v| !matches!(v, JsonValue::Null))
     }
     /// A field that defaults when absent (`#[serde(default)]`).
     pub fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> T {
@@ -327,7 +328,15 @@ impl<T: ToJson> ToJson for Vec<T> {
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         match value {
-            JsonValue::Array(items) => items.into_iter().map(T::from_json).collect(),
+            // A loop, not `collect` into a `Result`: its adapters were
+            // instantiated again for every element type.
+            JsonValue::Array(items) => {
+                let mut read = Vec::with_capacity(items.len());
+                for item in items {
+                    read.push(T::from_json(item)?);
+                }
+                Ok(read)
+            }
             _ => Err(WRONG_TYPE),
         }
     }
