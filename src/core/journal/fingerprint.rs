@@ -22,7 +22,7 @@ pub fn fingerprint(parts: &[&JsonValue], float: FloatText) -> String {
     }
     // Hex by hand: the digest's `Display` would link `core::fmt` into the module.
     let mut hex = String::with_capacity(40);
-    for byte in sha1_smol::Sha1::from(text.as_bytes()).digest().bytes() {
+    for byte in super::sha1::sha1(text.as_bytes()) {
         crate::core::text::push_hex(&mut hex, u64::from(byte), 2, false);
     }
     hex

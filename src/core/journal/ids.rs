@@ -51,7 +51,7 @@ pub enum RequestIdPolicy {
 
 /// The namespace of every derived id: UUIDv5(URL, this project's name).
 fn project_namespace() -> Uuid {
-    Uuid::new_v5(&Uuid::NAMESPACE_URL, b"urn:wow-command-client")
+    v5(&Uuid::NAMESPACE_URL, b"urn:wow-command-client")
 }
 
 /// A random id under `policy`, at `now_ms`.
@@ -78,7 +78,19 @@ pub fn derived_request_id(namespace: &str, intent_key: &str) -> String {
     // A separator that cannot occur in either part's UTF-8.
     name.push(0xFF);
     name.extend_from_slice(intent_key.as_bytes());
-    hyphenated(Uuid::new_v5(&project_namespace(), &name))
+    hyphenated(v5(&project_namespace(), &name))
+}
+
+/// UUIDv5 (RFC 9562): the SHA-1 of the namespace and the name, with the
+/// version and variant bits set; what `Uuid::new_v5` returns (tested).
+fn v5(namespace: &Uuid, name: &[u8]) -> Uuid {
+    let mut input = Vec::with_capacity(16 + name.len());
+    input.extend_from_slice(namespace.as_bytes());
+    input.extend_from_slice(name);
+    let digest = super::sha1::sha1(&input);
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Builder::from_sha1_bytes(bytes).into_uuid()
 }
 
 /// What `to_string` writes (lower-case, hyphenated), without the `Display`
@@ -93,6 +105,26 @@ fn hyphenated(id: Uuid) -> String {
 mod tests {
     use super::*;
     use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn v5_is_what_the_uuid_crate_derives() {
+        for (namespace, name) in [
+            (Uuid::NAMESPACE_URL, &b"urn:wow-command-client"[..]),
+            (Uuid::NAMESPACE_DNS, b"example.org"),
+            (project_namespace(), b""),
+            (project_namespace(), &[0xFF; 200][..]),
+        ] {
+            assert_eq!(v5(&namespace, name), Uuid::new_v5(&namespace, name));
+        }
+        assert_eq!(
+            derived_request_id("ns", "order-1"),
+            Uuid::new_v5(
+                &project_namespace(),
+                &[&b"ns"[..], &[0xFF], b"order-1"].concat()
+            )
+            .to_string()
+        );
+    }
 
     #[test]
     fn v7_ids_carry_the_time_and_differ() {

@@ -9,6 +9,7 @@ pub mod fingerprint;
 pub mod ids;
 pub mod intents;
 pub mod record;
+pub mod sha1;
 pub mod store;
 
 pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, SeededRandom};
