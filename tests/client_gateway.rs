@@ -734,7 +734,7 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     settle(setup.send_and_wait(create(&id), None))
         .await
         .unwrap();
-    let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
+    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
     let parsed =
         wow_command_client::js::input::CommandInput::read(&lock(&id, 2), Default::default())
             .unwrap();

@@ -15,7 +15,7 @@ use wow_command_client::web::storage::AnyStore;
 async fn adapters_meet_the_contract_with_and_without_compare_and_set() {
     for atomic in [false, true] {
         let adapter = memory_adapter(atomic);
-        journal_contract(|| AnyStore::open(&adapter).unwrap()).await;
+        journal_contract(|ns| AnyStore::open(&adapter, ns).unwrap()).await;
     }
 }
 
@@ -26,7 +26,7 @@ async fn a_failing_adapter_refuses_before_sending() {
         ("SecurityError", Unavailable::Blocked),
         ("TypeError", Unavailable::WriteFailed),
     ] {
-        let journal = Journal::new(AnyStore::open(&failing_adapter(name)).unwrap(), "ns");
+        let journal = Journal::new(AnyStore::open(&failing_adapter(name), "ns").unwrap(), "ns");
         let err = journal
             .begin(NOW, intent(None, "a"), &mut SeededRandom::new(2))
             .await
@@ -46,7 +46,7 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
     let adapter = memory_adapter(false);
     let ns = unique("q");
     adapter_raw_set(&adapter, &format!("wow-intents/{ns}/bad"), "{not json");
-    let journal = Journal::new(AnyStore::open(&adapter).unwrap(), &ns);
+    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
     journal
         .begin(NOW, intent(None, "a"), &mut SeededRandom::new(4))
         .await
@@ -81,13 +81,13 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
 
 #[wasm_bindgen_test]
 async fn memory_storage_is_an_explicit_opt_in_that_a_reload_forgets() {
-    let journal = Journal::new(AnyStore::open(&"memory".into()).unwrap(), "ns");
+    let journal = Journal::new(AnyStore::open(&"memory".into(), "ns").unwrap(), "ns");
     journal
         .begin(NOW, intent(Some("k"), "a"), &mut SeededRandom::new(5))
         .await
         .unwrap();
     assert!(journal.find("k").await.unwrap().is_some());
-    let reloaded = Journal::new(AnyStore::open(&"memory".into()).unwrap(), "ns");
+    let reloaded = Journal::new(AnyStore::open(&"memory".into(), "ns").unwrap(), "ns");
     assert!(reloaded.find("k").await.unwrap().is_none());
 }
 

@@ -471,9 +471,9 @@ impl WowClient {
             .map_or(crate::web::DEFAULT_CALLBACK_TIMEOUT_MS, |ms| {
                 u32::try_from(ms).unwrap_or(u32::MAX).min(MAX_TIMER_MS)
             });
-        let store = AnyStore::open_within(&storage, callback_timeout_ms)
-            .map_err(|e| journal_error(JournalError::Storage(e)))?;
         let namespace = parsed.namespace.clone().unwrap_or_else(|| "default".into());
+        let store = AnyStore::open_within(&storage, callback_timeout_ms, &namespace)
+            .map_err(|e| journal_error(JournalError::Storage(e)))?;
         let policy = match parsed.request_id.as_deref() {
             None | Some("v7") => crate::core::journal::RequestIdPolicy::RandomV7,
             Some("v4") => crate::core::journal::RequestIdPolicy::RandomV4,

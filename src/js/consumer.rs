@@ -306,7 +306,7 @@ impl Shared {
         let reconcile = input::function(&options, "reconcile")
             .map_err(|e| effect_error("InvalidOptions", &e, None))?;
         let storage = field("storage").unwrap_or(JsValue::UNDEFINED);
-        let store = AnyStore::open_within(&storage, callback_timeout_ms)
+        let store = AnyStore::open_within(&storage, callback_timeout_ms, &namespace)
             .map_err(|e| consumer_error(ConsumerError::Storage(e), None))?;
         // One deliverer must win across processes: by the store's
         // compare-and-swap, or by Web Locks. Without either, effects can run

@@ -60,10 +60,10 @@ pub fn unique(prefix: &str) -> String {
 
 /// Begin, reload (a fresh store over the same storage), save, CAS conflict,
 /// keyed replay: the journal contract over one backend.
-pub async fn journal_contract(open: impl Fn() -> AnyStore) {
+pub async fn journal_contract(open: impl Fn(&str) -> AnyStore) {
     let ns = unique("ns");
     let mut rng = SeededRandom::new(1);
-    let journal = Journal::new(open(), &ns);
+    let journal = Journal::new(open(&ns), &ns);
     let Begun::Created(mut record) = journal
         .begin(NOW, intent(Some("k1"), "a1"), &mut rng)
         .await
@@ -72,7 +72,7 @@ pub async fn journal_contract(open: impl Fn() -> AnyStore) {
         panic!("created")
     };
     // "Reload": a new store instance finds the record and its requestId.
-    let reloaded = Journal::new(open(), &ns);
+    let reloaded = Journal::new(open(&ns), &ns);
     let found = reloaded
         .find("k1")
         .await
@@ -114,7 +114,7 @@ pub async fn journal_contract(open: impl Fn() -> AnyStore) {
     // key another writer took first: that one is refused with the revision
     // found, and the other is written all the same. Unresolved records: a
     // settled one's write may answer before its compare (IndexedDB).
-    let store = open();
+    let store = open(&record.namespace);
     let mut taken = record.clone();
     taken.intent_id = unique("taken");
     taken.revision = 0;

@@ -2,13 +2,18 @@
 //!
 //! ```js
 //! {
-//!   async get(key)            // → string | null
+//!   async get(key)            // → string | null (or the record as an object)
 //!   async set(key, value)     // value: string
 //!   async delete(key)
 //!   async list(prefix)        // → [key, …] or [[key, value], …]
-//!   async compareAndSet(key, expectedRevision, value)  // optional → boolean
+//!   async compareAndSet(key, expectedRevision, value, flush)  // optional → boolean
+//!   async deleteMany(keys)    // optional: one batch
 //! }
 //! ```
+//!
+//! `flush` says the write must be durable before it resolves (an
+//! unresolved intent, an effect); a store that is always durable ignores
+//! it. IndexedDB is such an object too (`idbKv` in `idb.js`).
 //!
 //! With `compareAndSet` (a Durable Object, a database row), writes are
 //! atomic compare-and-swaps. Without it, a write reads, compares and writes:
@@ -36,6 +41,9 @@ pub struct AdapterKv {
     /// The built-in stores (localStorage, memory) answer synchronously and
     /// are ours: called directly, with no promise, deadline or message.
     immediate: bool,
+    /// One of the built-in stores (IndexedDB, localStorage, memory): shared
+    /// only by what shares the runtime's Web Locks.
+    builtin: bool,
 }
 
 fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
@@ -49,6 +57,7 @@ pub fn open(
     raw: js_sys::Object,
     timeout_ms: u32,
     immediate: bool,
+    builtin: bool,
 ) -> Result<AdapterStore, StoreError> {
     for name in ["get", "set", "delete", "list"] {
         if method(&raw, name).is_none() {
@@ -62,13 +71,14 @@ pub fn open(
         raw,
         timeout_ms,
         immediate,
+        builtin,
     }))
 }
 
 impl AdapterKv {
-    /// Whether this is one of the built-in stores (localStorage, memory).
+    /// Whether this is one of the built-in stores (IndexedDB, localStorage, memory).
     pub fn is_builtin(&self) -> bool {
-        self.immediate
+        self.builtin
     }
 
     /// Whether writes are atomic compare-and-swaps.
@@ -107,19 +117,24 @@ fn not_a(what: &str, call: String) -> StoreError {
     }
 }
 
+/// A stored value: a string, or a record the store keeps as an object.
+fn stored(v: JsValue) -> Option<JsValue> {
+    (v.is_string() || v.is_object()).then_some(v)
+}
+
 impl TextKv for AdapterKv {
-    async fn read(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn read(&self, key: &str) -> Result<Option<JsValue>, StoreError> {
         let v = self.call("get", &[key.into()], false).await?;
         if v.is_null() || v.is_undefined() {
             return Ok(None);
         }
-        v.as_string()
+        stored(v)
             .map(Some)
             .ok_or_else(|| not_a("a string", text!("get(", key, ")")))
     }
 
-    async fn write(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.call("set", &[key.into(), value.into()], true)
+    async fn write(&self, key: &str, value: &JsValue) -> Result<(), StoreError> {
+        self.call("set", &[key.into(), value.clone()], true)
             .await
             .map(drop)
     }
@@ -128,14 +143,31 @@ impl TextKv for AdapterKv {
         self.call("delete", &[key.into()], true).await.map(drop)
     }
 
-    async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
+    async fn remove_many(&self, keys: &[String]) -> Result<(), StoreError> {
+        if method(&self.raw, "deleteMany").is_some() {
+            let keys: js_sys::Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
+            return self
+                .call("deleteMany", &[keys.into()], true)
+                .await
+                .map(drop);
+        }
+        for key in keys {
+            self.remove(key).await?;
+        }
+        Ok(())
+    }
+
+    async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<JsValue>)>, StoreError> {
         let found = self.call("list", &[prefix.into()], false).await?;
         let entries = crate::web::guard::elements(&found)
             .ok_or_else(|| not_a("an array", text!("list(", prefix, ")")))?;
         Ok(entries
             .into_iter()
             .filter_map(|entry| match crate::web::guard::elements(&entry) {
-                Some(pair) => Some((pair.first()?.as_string()?, pair.get(1)?.as_string())),
+                Some(pair) => Some((
+                    pair.first()?.as_string()?,
+                    pair.get(1).cloned().and_then(stored),
+                )),
                 None => Some((entry.as_string()?, None)),
             })
             .filter(|(key, _)| key.starts_with(prefix))
@@ -146,12 +178,18 @@ impl TextKv for AdapterKv {
         &self,
         key: &str,
         expected: u64,
-        value: &str,
+        value: &JsValue,
+        flush: bool,
     ) -> Result<Option<bool>, StoreError> {
         if !self.is_atomic() {
             return Ok(None);
         }
-        let args = [key.into(), (expected as f64).into(), value.into()];
+        let args = [
+            key.into(),
+            (expected as f64).into(),
+            value.clone(),
+            flush.into(),
+        ];
         let swapped = self.call("compareAndSet", &args, true).await?;
         Ok(Some(swapped.as_bool() == Some(true)))
     }

@@ -230,14 +230,7 @@ function casInBatch(t, op, outcome, finish) {
   };
 }
 
-export async function idbDelete(db, area, key) {
-  const t = await liveTx(db, [area], "readwrite");
-  const finished = done(t);
-  t.objectStore(area).delete(key);
-  await finished;
-}
-
-export async function idbDeleteMany(db, area, keys) {
+async function idbDelete(db, area, keys) {
   const t = await liveTx(db, [area], "readwrite");
   const finished = done(t);
   const store = t.objectStore(area);
@@ -245,34 +238,78 @@ export async function idbDeleteMany(db, area, keys) {
   await finished;
 }
 
-// Every entry: [[key, value], ...].
-export async function idbEntries(db, area) {
+// Every entry of a store: [[key, value], ...].
+async function idbEntries(db, area) {
   const t = await liveTx(db, [area], "readonly");
   const store = t.objectStore(area);
   const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
   return keys.map((k, i) => [k, values[i]]);
 }
 
-// Moves an unreadable entry aside, in one transaction.
-// Intents keep their own key in `quarantine`; other areas are prefixed.
+// IndexedDB behind the storage-adapter contract, for one namespace, so the
+// module drives every store through one Rust implementation. The keys are
+// every string store's (`wow-<area>/<namespace>/<id>`, unreadable entries
+// under `wow-<area>-quarantine/…`), mapped onto the namespace's database
+// as before: an object store per area, records stored as objects (given as
+// JSON text, handed back as the objects stored), and `quarantine` keyed
+// `<id>` for intents and `<area>/<id>` for the others (its entries
+// `{ value, at }`). So tabs on earlier builds read what this one writes.
+// compareAndSet is the group-committed `idbCas` (a fourth argument: whether
+// the write must be on disk before it resolves); deleteMany is one
+// transaction.
+export function idbKv(namespace) {
+  let opened = null;
+  const db = () => (opened ??= idbOpen(`wow-command-client/${namespace}`).catch((e) => { opened = null; throw e; }));
+  const own = `/${namespace}/`;
+  // [object store, its key, area, whether aside] of a key (or of a prefix: id "").
+  const place = (key) => {
+    const m = /^wow-([a-z]+)(-quarantine)?/.exec(key);
+    if (!m || !key.startsWith(own, m[0].length)) {
+      throw Object.assign(new Error(`${key} is not a key of namespace ${namespace}`), { name: "DataError" });
+    }
+    const id = key.slice(m[0].length + own.length);
+    return m[2] ? ["quarantine", asideKey(m[1], id), m[1], true] : [m[1], id, m[1], false];
+  };
+  const parsed = (value) => (typeof value === "string" ? JSON.parse(value) : value);
+  return {
+    async get(key) {
+      const [store, id, , aside] = place(key);
+      const value = await idbGet(await db(), store, id);
+      return aside && value ? value.value : value;
+    },
+    async set(key, value) {
+      const [store, id, , aside] = place(key);
+      const t = await liveTx(await db(), [store], "readwrite");
+      const finished = done(t);
+      t.objectStore(store).put(aside ? { value, at: Date.now() } : parsed(value), id);
+      await finished;
+    },
+    async delete(key) {
+      const [store, id] = place(key);
+      await idbDelete(await db(), store, [id]);
+    },
+    async deleteMany(keys) {
+      const places = keys.map(place);
+      if (places.length) await idbDelete(await db(), places[0][0], places.map((p) => p[1]));
+    },
+    async list(prefix) {
+      const [store, , area, aside] = place(prefix);
+      const entries = await idbEntries(await db(), store);
+      if (!aside) return entries.map(([id, value]) => [prefix + id, value]);
+      const mine = area === "intents" ? (k) => !/^[a-z]+\//.test(k) : (k) => k.startsWith(`${area}/`);
+      return entries.filter(([k]) => mine(k)).map(([k]) => prefix + (area === "intents" ? k : k.slice(area.length + 1)));
+    },
+    async compareAndSet(key, expected, value, flush) {
+      const [store, id] = place(key);
+      return (await idbCas(await db(), store, id, expected, parsed(value), flush)) === null;
+    },
+  };
+}
+
+// Moves an unreadable entry aside: intents keep their own key in
+// `quarantine`; other areas are prefixed.
 function asideKey(area, key) {
   return area === "intents" ? key : `${area}/${key}`;
-}
-
-export async function idbQuarantine(db, area, key, value, reason) {
-  const t = await liveTx(db, [area, "quarantine"], "readwrite");
-  const finished = done(t);
-  t.objectStore("quarantine").put({ value, reason, at: Date.now() }, asideKey(area, key));
-  t.objectStore(area).delete(key);
-  await finished;
-}
-
-// The keys (without the area prefix) quarantined from one area.
-export async function idbQuarantineKeys(db, area) {
-  const t = await liveTx(db, ["quarantine"], "readonly");
-  const keys = await request(t.objectStore("quarantine").getAllKeys());
-  if (area === "intents") return keys.filter((k) => !/^[a-z]+\//.test(k));
-  return keys.filter((k) => k.startsWith(`${area}/`)).map((k) => k.slice(area.length + 1));
 }
 
 export function idbDeleteDatabase(name) {

@@ -1,12 +1,16 @@
-//! Intent storage over any string key-value store (localStorage, a caller's
-//! adapter): one implementation of the key layout, compare-and-swap and
-//! quarantine for both.
+//! Intent storage over any key-value store (IndexedDB, localStorage,
+//! memory, a caller's adapter): one implementation of the key layout,
+//! compare-and-swap and quarantine for all of them. Values are written as
+//! JSON text; a store may hand a record back as the object it keeps
+//! (IndexedDB).
 //!
 //! Records live under `wow-<area>/<namespace>/<id>` (`wow-intents/…`,
 //! `wow-effects/…`); unreadable entries are moved under
 //! `wow-<area>-quarantine/…`.
 
-use super::record_from_text;
+use wasm_bindgen::JsValue;
+
+use super::record_from_stored;
 use crate::core::journal::{
     next_revision, Listing, Quarantined, RecordError, RecordKind, RecordStore, StoreError,
     StoredRecord, Unavailable,
@@ -23,24 +27,29 @@ pub fn quarantine_prefix(kind: RecordKind) -> String {
     text!("wow-", kind.area(), "-quarantine/")
 }
 
-/// A string key-value store.
+/// A key-value store: values go in as JSON text (a string) and come back
+/// as a string or as the object the store keeps.
 #[allow(async_fn_in_trait)]
 pub trait TextKv {
     /// The value of `key`.
-    async fn read(&self, key: &str) -> Result<Option<String>, StoreError>;
+    async fn read(&self, key: &str) -> Result<Option<JsValue>, StoreError>;
     /// Sets `key`.
-    async fn write(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    async fn write(&self, key: &str, value: &JsValue) -> Result<(), StoreError>;
     /// Removes `key`.
     async fn remove(&self, key: &str) -> Result<(), StoreError>;
+    /// Removes every key, in one batch where the store has one.
+    async fn remove_many(&self, keys: &[String]) -> Result<(), StoreError>;
     /// The entries under `prefix`; a value may be left out (`None`) and is then read.
-    async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<String>)>, StoreError>;
+    async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<JsValue>)>, StoreError>;
     /// An atomic compare-and-swap of the stored revision, where the store has
-    /// one: `Some(swapped)`; `None` when it has not.
+    /// one: `Some(swapped)`; `None` when it has not. `flush`: durable before
+    /// it resolves.
     async fn compare_and_set(
         &self,
         key: &str,
         expected: u64,
-        value: &str,
+        value: &JsValue,
+        flush: bool,
     ) -> Result<Option<bool>, StoreError>;
 }
 
@@ -66,7 +75,7 @@ impl<K: TextKv> TextStore<K> {
         &self,
         kind: RecordKind,
         key: &str,
-        text: &str,
+        value: &JsValue,
         reason: &RecordError,
     ) -> Result<(), StoreError> {
         if matches!(reason, RecordError::FutureSchema(_)) {
@@ -77,7 +86,7 @@ impl<K: TextKv> TextStore<K> {
             quarantine_prefix(kind),
             key.strip_prefix(own.as_str()).unwrap_or(key)
         );
-        self.kv.write(&aside, text).await?;
+        self.kv.write(&aside, value).await?;
         self.kv.remove(key).await
     }
 }
@@ -89,13 +98,13 @@ fn key_of(kind: RecordKind, namespace: &str, id: &str) -> String {
 impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
     async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
         let key = key_of(R::KIND, namespace, id);
-        let Some(text) = self.kv.read(&key).await? else {
+        let Some(value) = self.kv.read(&key).await? else {
             return Ok(None);
         };
-        match record_from_text(&text) {
+        match record_from_stored(value.clone()) {
             Ok(record) => Ok(Some(record)),
             Err(reason) => {
-                self.quarantine(R::KIND, &key, &text, &reason).await?;
+                self.quarantine(R::KIND, &key, &value, &reason).await?;
                 Err(StoreError::Unavailable {
                     kind: Unavailable::ReadFailed,
                     detail: text!(key, ": ", reason.message()),
@@ -107,16 +116,17 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
     /// Without an atomic compare-and-swap in the store, this reads, compares
     /// and writes; across tabs and workers the intent's lock keeps one
     /// writer. The built-in stores (localStorage, memory) swap in one
-    /// synchronous JS call, so nothing in the tab runs in between. A swap
-    /// refused is followed by a read, so the conflict says what was found.
+    /// synchronous JS call, so nothing in the tab runs in between; IndexedDB
+    /// in one transaction. A swap refused is followed by a read, so the
+    /// conflict says what was found.
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
         let key = key_of(R::KIND, record.namespace(), record.id());
         let next = next_revision(record);
         // One string crosses into JS, written by the core.
-        let text = crate::web::to_text(&next);
+        let text = JsValue::from_str(&crate::web::to_text(&next));
         let swapped = self
             .kv
-            .compare_and_set(&key, record.revision(), &text)
+            .compare_and_set(&key, record.revision(), &text, record.needs_flush())
             .await?;
         if swapped == Some(true) {
             return Ok(next.revision());
@@ -125,7 +135,7 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
             .kv
             .read(&key)
             .await?
-            .map(|stored| record_from_text::<R>(&stored).map_or(u64::MAX, |r| r.revision()));
+            .map(|stored| record_from_stored::<R>(stored).map_or(u64::MAX, |r| r.revision()));
         if swapped == Some(false) || current.unwrap_or(0) != record.revision() {
             return Err(StoreError::Conflict { current });
         }
@@ -135,6 +145,17 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
 
     async fn delete(&self, namespace: &str, id: &str) -> Result<(), StoreError> {
         self.kv.remove(&key_of(R::KIND, namespace, id)).await
+    }
+
+    async fn delete_many(&self, namespace: &str, ids: &[&str]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<String> = ids
+            .iter()
+            .map(|id| key_of(R::KIND, namespace, id))
+            .collect();
+        self.kv.remove_many(&keys).await
     }
 
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
@@ -147,18 +168,18 @@ impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
             });
         }
         let own = text!(prefix(R::KIND), namespace, "/");
-        for (key, text) in self.kv.entries(&own).await? {
-            let text = match text {
-                Some(t) => t,
+        for (key, value) in self.kv.entries(&own).await? {
+            let value = match value {
+                Some(v) => v,
                 None => match self.kv.read(&key).await? {
-                    Some(t) => t,
+                    Some(v) => v,
                     None => continue,
                 },
             };
-            match record_from_text(&text) {
+            match record_from_stored(value.clone()) {
                 Ok(record) => listing.records.push(record),
                 Err(reason) => {
-                    self.quarantine(R::KIND, &key, &text, &reason).await?;
+                    self.quarantine(R::KIND, &key, &value, &reason).await?;
                     listing.quarantined.push(Quarantined { key, reason });
                 }
             }
