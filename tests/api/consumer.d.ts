@@ -11,8 +11,12 @@ export interface StorageAdapter {
     set(key: string, value: string): Promise<void> | void;
     delete(key: string): Promise<void> | void;
     list(prefix: string): Promise<string[] | [string, string][]> | string[] | [string, string][];
-    /** Atomic compare-and-swap on the stored record's revision, when the store has one. */
-    compareAndSet?(key: string, expectedRevision: number, value: string): Promise<boolean> | boolean;
+    /** Atomic compare-and-swap on the stored record's revision, when the store has one. `flush`: the
+     * write must be durable before it resolves (an unresolved intent, an effect); a store that always
+     * is may ignore it. */
+    compareAndSet?(key: string, expectedRevision: number, value: string, flush?: boolean): Promise<boolean> | boolean;
+    /** Removes every key in one batch (pruning, sign-out), when the store can; else each is deleted. */
+    deleteMany?(keys: string[]): Promise<void> | void;
 }
 
 
