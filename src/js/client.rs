@@ -606,7 +606,7 @@ impl WowClient {
             None
         } else {
             input::Fields::of("decision", &decision)
-                .and_then(|d| d.count("expectedVersion"))
+                .and_then(|d| d.finish(d.count("expectedVersion")))
                 .map_err(invalid)?
         };
         let expected = expected.map(|v| v as i64);

@@ -1,6 +1,9 @@
 //! Reading the caller's options and commands, with clear errors for bad input.
 
 use crate::core::text::text;
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use wasm_bindgen::JsValue;
 
 #[cfg(feature = "client")]
@@ -68,36 +71,41 @@ impl ConnectInput {
     /// Reads `WowClient.connect`'s options.
     pub fn read(options: &JsValue) -> Result<ConnectInput, String> {
         let o = Fields::of("options", options)?;
-        Ok(ConnectInput {
-            base_url: o.string("baseUrl")?.ok_or("options.baseUrl is required")?,
-            namespace: o.string("namespace")?,
-            timeout_ms: o.count("timeoutMs")?,
-            wait_stage: o.string("waitStage")?,
-            wait_timeout_ms: o.count("waitTimeoutMs")?,
-            retry: match o.object("retry")? {
-                None => None,
-                Some(r) => Some(RetryInput {
-                    max_attempts: r.count("maxAttempts")?.map(clamp_u32),
-                    base_ms: r.count("baseMs")?,
-                    max_ms: r.count("maxMs")?,
-                    max_confirms: r.count("maxConfirms")?.map(clamp_u32),
-                }),
-            },
-            legacy_wait_timeout: o.boolean("legacyWaitTimeout")?,
-            request_id: o.string("requestId")?,
-            retention_days: o.number("retentionDays")?,
-            resume: o.boolean("resume")?,
-            persist_storage: o.boolean("persistStorage")?,
-            trace_context: o.boolean("traceContext")?,
-            callback_timeout_ms: o.count("callbackTimeoutMs")?,
-            max_body_chars: o.count("maxBodyChars")?,
-            max_body_depth: o.count("maxBodyDepth")?,
-            offline_return: match o.string("offline")?.as_deref() {
+        let base_url = o.string("baseUrl");
+        if base_url.is_none() {
+            o.refuse("options.baseUrl is required".into());
+        }
+        let read = ConnectInput {
+            base_url: base_url.unwrap_or_default(),
+            namespace: o.string("namespace"),
+            timeout_ms: o.count("timeoutMs"),
+            wait_stage: o.string("waitStage"),
+            wait_timeout_ms: o.count("waitTimeoutMs"),
+            retry: o.object("retry").map(|r| RetryInput {
+                max_attempts: r.count("maxAttempts").map(clamp_u32),
+                base_ms: r.count("baseMs"),
+                max_ms: r.count("maxMs"),
+                max_confirms: r.count("maxConfirms").map(clamp_u32),
+            }),
+            legacy_wait_timeout: o.boolean("legacyWaitTimeout"),
+            request_id: o.string("requestId"),
+            retention_days: o.number("retentionDays"),
+            resume: o.boolean("resume"),
+            persist_storage: o.boolean("persistStorage"),
+            trace_context: o.boolean("traceContext"),
+            callback_timeout_ms: o.count("callbackTimeoutMs"),
+            max_body_chars: o.count("maxBodyChars"),
+            max_body_depth: o.count("maxBodyDepth"),
+            offline_return: match o.string("offline").as_deref() {
                 None | Some("wait") => false,
                 Some("return") => true,
-                Some(_) => return Err("options.offline must be \"wait\" or \"return\"".into()),
+                Some(_) => {
+                    o.refuse("options.offline must be \"wait\" or \"return\"".into());
+                    false
+                }
             },
-        })
+        };
+        o.finish(read)
     }
 }
 
@@ -168,52 +176,70 @@ impl CommandInput {
     /// its body must fit `limits`.
     pub fn read(command: &JsValue, limits: crate::web::JsonLimits) -> Result<CommandInput, String> {
         let c = Fields::of("command", command)?;
-        let a = c
-            .object("aggregate")?
-            .ok_or("command.aggregate is required")?;
-        Ok(CommandInput {
+        let Some(a) = c.object("aggregate") else {
+            c.refuse("command.aggregate is required".into());
+            return Err(c.first_error());
+        };
+        // In the order the fields were always read, so the same one is named.
+        let context_alias = a.string("contextAlias");
+        let resource = a.string("resource");
+        if resource.is_none() {
+            a.refuse("command.aggregate.resource is required".into());
+        }
+        let read = CommandInput {
             aggregate: AggregateInput {
-                context_alias: a.string("contextAlias")?,
-                resource: a
-                    .string("resource")?
-                    .ok_or("command.aggregate.resource is required")?,
-                id: a.string("id")?,
-                tenant_id: a.string("tenantId")?,
-                owner_id: a.string("ownerId")?,
+                context_alias,
+                resource: resource.unwrap_or_default(),
+                id: a.string("id"),
+                tenant_id: a.string("tenantId"),
+                owner_id: a.string("ownerId"),
             },
-            action: c.string("action")?,
-            method: c.string("method")?,
-            path: c.string("path")?,
-            body: c.json("body", limits)?,
-            intent_key: c.string("intentKey")?,
-            wait_stage: c.string("waitStage")?,
-            wait_context: c.string("waitContext")?,
-            wait_processor: c.string("waitProcessor")?,
-            wait_function: c.string("waitFunction")?,
-            wait_tail_stage: c.string("waitTailStage")?,
+            action: c.string("action"),
+            method: c.string("method"),
+            path: c.string("path"),
+            body: c.json("body", limits),
+            intent_key: c.string("intentKey"),
+            wait_stage: c.string("waitStage"),
+            wait_context: c.string("waitContext"),
+            wait_processor: c.string("waitProcessor"),
+            wait_function: c.string("waitFunction"),
+            wait_tail_stage: c.string("waitTailStage"),
             expected_version: c
-                .count("expectedVersion")?
+                .count("expectedVersion")
                 .map(|v| v.min(i64::MAX as u64) as i64),
-            timeout_ms: c.count("timeoutMs")?,
-            wait_timeout_ms: c.count("waitTimeoutMs")?,
-            headers: c.string_map("headers")?,
-            create: c.boolean("create")?,
-            id_in_path: c.boolean("idInPath")?,
-        })
+            timeout_ms: c.count("timeoutMs"),
+            wait_timeout_ms: c.count("waitTimeoutMs"),
+            headers: c.string_map("headers"),
+            create: c.boolean("create"),
+            id_in_path: c.boolean("idInPath"),
+        };
+        c.finish(read)
     }
 }
 
 /// Typed reads of a caller's object, one field at a time, with errors that
 /// name the field and what it must be (`command.timeoutMs must be a
-/// non-negative integer`). `undefined` and `null` are "not given".
+/// non-negative integer`). `undefined` and `null` are "not given". A bad
+/// field is read as not given and its error kept (the first one, shared
+/// with nested objects' readers) for [`Fields::finish`]: a reader is one
+/// straight line with one way out, not a return after every field.
 pub struct Fields {
     what: String,
     object: JsValue,
+    error: Rc<RefCell<Option<String>>>,
 }
 
 impl Fields {
     /// The object at `what`; anything else is refused.
     pub fn of(what: &str, object: &JsValue) -> Result<Fields, String> {
+        Fields::within(what, object, Rc::default())
+    }
+
+    fn within(
+        what: &str,
+        object: &JsValue,
+        error: Rc<RefCell<Option<String>>>,
+    ) -> Result<Fields, String> {
         if object.is_undefined() || object.is_null() {
             return Err(text!(what, " is required"));
         }
@@ -223,92 +249,115 @@ impl Fields {
         Ok(Fields {
             what: what.to_owned(),
             object: object.clone(),
+            error,
         })
     }
 
-    fn get(&self, name: &str) -> Result<Option<JsValue>, String> {
-        match js_sys::Reflect::get(&self.object, &JsValue::from_str(name)) {
-            Ok(v) if v.is_undefined() || v.is_null() => Ok(None),
-            Ok(v) => Ok(Some(v)),
-            Err(_) => Err(text!(self.what, ".", name, " could not be read")),
+    /// Keeps `error` unless an earlier one is kept.
+    pub fn refuse(&self, error: String) {
+        self.error.borrow_mut().get_or_insert(error);
+    }
+
+    /// `value`, or the first error met reading it.
+    pub fn finish<T>(&self, value: T) -> Result<T, String> {
+        match self.error.borrow_mut().take() {
+            None => Ok(value),
+            Some(e) => Err(e),
         }
     }
 
-    fn wrong(&self, name: &str, expected: &str) -> String {
-        text!(self.what, ".", name, " must be ", expected)
+    /// The error kept (after a [`Fields::refuse`]).
+    fn first_error(&self) -> String {
+        self.error.borrow_mut().take().unwrap_or_default()
+    }
+
+    fn get(&self, name: &str) -> Option<JsValue> {
+        match js_sys::Reflect::get(&self.object, &JsValue::from_str(name)) {
+            Ok(v) if v.is_undefined() || v.is_null() => None,
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.refuse(text!(self.what, ".", name, " could not be read"));
+                None
+            }
+        }
+    }
+
+    /// `read` of the field's value; a value it refuses is kept as the error.
+    fn read<T>(
+        &self,
+        name: &str,
+        expected: &str,
+        read: impl FnOnce(JsValue) -> Option<T>,
+    ) -> Option<T> {
+        let value = read(self.get(name)?);
+        if value.is_none() {
+            self.refuse(text!(self.what, ".", name, " must be ", expected));
+        }
+        value
     }
 
     /// A string field.
-    pub fn string(&self, name: &str) -> Result<Option<String>, String> {
-        self.get(name)?
-            .map(|v| v.as_string().ok_or_else(|| self.wrong(name, "a string")))
-            .transpose()
+    pub fn string(&self, name: &str) -> Option<String> {
+        self.read(name, "a string", |v| v.as_string())
     }
 
     /// A boolean field.
-    pub fn boolean(&self, name: &str) -> Result<Option<bool>, String> {
-        self.get(name)?
-            .map(|v| v.as_bool().ok_or_else(|| self.wrong(name, "true or false")))
-            .transpose()
+    pub fn boolean(&self, name: &str) -> Option<bool> {
+        self.read(name, "true or false", |v| v.as_bool())
     }
 
     /// A finite number field.
-    pub fn number(&self, name: &str) -> Result<Option<f64>, String> {
-        self.get(name)?
-            .map(|v| {
-                v.as_f64()
-                    .filter(|n| n.is_finite())
-                    .ok_or_else(|| self.wrong(name, "a finite number"))
-            })
-            .transpose()
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.read(name, "a finite number", |v| {
+            v.as_f64().filter(|n| n.is_finite())
+        })
     }
 
     /// A non-negative integer field (milliseconds, counts, versions).
-    pub fn count(&self, name: &str) -> Result<Option<u64>, String> {
-        self.get(name)?
-            .map(|v| {
-                v.as_f64()
-                    // At most 2^53 - 1: beyond it a number is no longer exact in JS.
-                    .filter(|n| *n >= 0.0 && *n <= 9_007_199_254_740_991.0 && n.fract() == 0.0)
-                    .map(|n| n as u64)
-                    .ok_or_else(|| self.wrong(name, "a non-negative integer"))
-            })
-            .transpose()
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.read(name, "a non-negative integer", |v| {
+            v.as_f64()
+                // At most 2^53 - 1: beyond it a number is no longer exact in JS.
+                .filter(|n| *n >= 0.0 && *n <= 9_007_199_254_740_991.0 && n.fract() == 0.0)
+                .map(|n| n as u64)
+        })
     }
 
-    /// A nested object field.
-    pub fn object(&self, name: &str) -> Result<Option<Fields>, String> {
-        match self.get(name)? {
-            None => Ok(None),
-            Some(v) => Fields::of(&text!(self.what, ".", name), &v).map(Some),
+    /// A nested object field, read into the same error.
+    pub fn object(&self, name: &str) -> Option<Fields> {
+        let value = self.get(name)?;
+        match Fields::within(&text!(self.what, ".", name), &value, self.error.clone()) {
+            Ok(fields) => Some(fields),
+            Err(e) => {
+                self.refuse(e);
+                None
+            }
         }
     }
 
     /// A free-form JSON field (a command body), within `limits`.
-    pub fn json(
-        &self,
-        name: &str,
-        limits: crate::web::JsonLimits,
-    ) -> Result<Option<JsonValue>, String> {
-        self.get(name)?
-            .map(|v| crate::web::caller_json(&v, &text!(self.what, ".", name), limits))
-            .transpose()
+    pub fn json(&self, name: &str, limits: crate::web::JsonLimits) -> Option<JsonValue> {
+        match crate::web::caller_json(&self.get(name)?, &text!(self.what, ".", name), limits) {
+            Ok(json) => Some(json),
+            Err(e) => {
+                self.refuse(e);
+                None
+            }
+        }
     }
 
     /// An object of string values (extra headers).
-    pub fn string_map(&self, name: &str) -> Result<Option<Vec<(String, String)>>, String> {
-        let Some(map) = self.object(name)? else {
-            return Ok(None);
+    pub fn string_map(&self, name: &str) -> Option<Vec<(String, String)>> {
+        let map = self.object(name)?;
+        let Some(keys) = crate::web::guard::keys(&map.object) else {
+            self.refuse(text!(self.what, ".", name, " could not be read"));
+            return None;
         };
-        let mut out = Vec::new();
-        let keys = crate::web::guard::keys(&map.object)
-            .ok_or_else(|| text!(self.what, ".", name, " could not be read"))?;
-        for key in keys {
-            if let Some(value) = map.string(&key)? {
-                out.push((key, value));
-            }
-        }
-        Ok(Some(out))
+        Some(
+            keys.into_iter()
+                .filter_map(|key| Some((key.clone(), map.string(&key)?)))
+                .collect(),
+        )
     }
 }
 
