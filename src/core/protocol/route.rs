@@ -44,6 +44,15 @@ pub struct AggregateRoute {
     pub resource: String,
 }
 
+/// The parts of `s` between `/`s, split as bytes (a `/` never occurs inside
+/// a UTF-8 sequence, so each part is whole text): `str::split` by a `char`
+/// would link a char searcher into the module for this one use.
+fn parts(s: &str) -> impl Iterator<Item = &str> {
+    s.as_bytes()
+        .split(|b| *b == b'/')
+        .map(|part| std::str::from_utf8(part).unwrap_or_default())
+}
+
 /// One path segment, percent-encoded (RFC 3986 `pchar` kept as is).
 fn push_segment(path: &mut String, part: &'static str, segment: &str) -> Result<(), RouteError> {
     if segment.is_empty() {
@@ -90,7 +99,7 @@ impl AggregateRoute {
     ) -> Result<String, RouteError> {
         let mut path = String::with_capacity(64);
         if let Some(prefix) = &self.prefix {
-            for part in prefix.split('/').filter(|p| !p.is_empty()) {
+            for part in parts(prefix).filter(|p| !p.is_empty()) {
                 push_segment(&mut path, "prefix", part)?;
             }
         }
@@ -100,7 +109,7 @@ impl AggregateRoute {
             push_segment(&mut path, "id", id)?;
         }
         if let Some(action) = action {
-            for part in action.split('/') {
+            for part in parts(action) {
                 push_segment(&mut path, "action", part)?;
             }
         }

@@ -279,8 +279,12 @@ impl SseDecoder {
         if line.is_empty() {
             self.dispatch();
         } else if !line.starts_with(':') {
-            let (field, value) = match line.split_once(':') {
-                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            // By bytes: `:` is ASCII, never inside a UTF-8 sequence.
+            let (field, value) = match line.bytes().position(|b| b == b':') {
+                Some(i) => (
+                    &line[..i],
+                    line[i + 1..].strip_prefix(' ').unwrap_or(&line[i + 1..]),
+                ),
                 None => (line.as_str(), ""),
             };
             match field {
