@@ -258,50 +258,54 @@ async function idbEntries(db, area) {
 // the write must be on disk before it resolves); deleteMany is one
 // transaction.
 export function idbKv(namespace) {
-  let opened = null;
-  const db = () => (opened ??= idbOpen(`wow-command-client/${namespace}`).catch((e) => { opened = null; throw e; }));
+  let opened = null, handle = null;
+  // `f` on the connection: once it is open, at once (not async: a write
+  // joins the batch of its tick, as a direct idbCas call would).
+  const on = (f) => (handle ? f(handle) : (opened ??= idbOpen(`wow-command-client/${namespace}`)
+    .then((h) => (handle = h), (e) => { opened = null; throw e; })).then(f));
   const own = `/${namespace}/`;
   // [object store, its key, area, whether aside] of a key (or of a prefix: id "").
   const place = (key) => {
     const m = /^wow-([a-z]+)(-quarantine)?/.exec(key);
     if (!m || !key.startsWith(own, m[0].length)) {
-      throw Object.assign(new Error(`${key} is not a key of namespace ${namespace}`), { name: "DataError" });
+      throw new DOMException(`${key} is not a key of namespace ${namespace}`, "DataError");
     }
     const id = key.slice(m[0].length + own.length);
     return m[2] ? ["quarantine", asideKey(m[1], id), m[1], true] : [m[1], id, m[1], false];
   };
   const parsed = (value) => (typeof value === "string" ? JSON.parse(value) : value);
   return {
-    async get(key) {
+    get(key) {
       const [store, id, , aside] = place(key);
-      const value = await idbGet(await db(), store, id);
-      return aside && value ? value.value : value;
+      return on((h) => idbGet(h, store, id)).then((value) => (aside && value ? value.value : value));
     },
-    async set(key, value) {
+    set(key, value) {
       const [store, id, , aside] = place(key);
-      const t = await liveTx(await db(), [store], "readwrite");
-      const finished = done(t);
-      t.objectStore(store).put(aside ? { value, at: Date.now() } : parsed(value), id);
-      await finished;
+      return on(async (h) => {
+        const t = await liveTx(h, [store], "readwrite");
+        const finished = done(t);
+        t.objectStore(store).put(aside ? { value, at: Date.now() } : parsed(value), id);
+        await finished;
+      });
     },
-    async delete(key) {
-      const [store, id] = place(key);
-      await idbDelete(await db(), store, [id]);
+    delete(key) {
+      return this.deleteMany([key]);
     },
-    async deleteMany(keys) {
+    deleteMany(keys) {
       const places = keys.map(place);
-      if (places.length) await idbDelete(await db(), places[0][0], places.map((p) => p[1]));
+      return on((h) => places.length && idbDelete(h, places[0][0], places.map((p) => p[1])));
     },
-    async list(prefix) {
+    list(prefix) {
       const [store, , area, aside] = place(prefix);
-      const entries = await idbEntries(await db(), store);
-      if (!aside) return entries.map(([id, value]) => [prefix + id, value]);
       const mine = area === "intents" ? (k) => !/^[a-z]+\//.test(k) : (k) => k.startsWith(`${area}/`);
-      return entries.filter(([k]) => mine(k)).map(([k]) => prefix + (area === "intents" ? k : k.slice(area.length + 1)));
+      return on((h) => idbEntries(h, store)).then((entries) => (aside
+        ? entries.filter(([k]) => mine(k)).map(([k]) => prefix + (area === "intents" ? k : k.slice(area.length + 1)))
+        : entries.map(([id, value]) => [prefix + id, value])));
     },
-    async compareAndSet(key, expected, value, flush) {
+    compareAndSet(key, expected, value, flush) {
       const [store, id] = place(key);
-      return (await idbCas(await db(), store, id, expected, parsed(value), flush)) === null;
+      const record = parsed(value);
+      return on((h) => idbCas(h, store, id, expected, record, flush)).then((found) => found === null);
     },
   };
 }
