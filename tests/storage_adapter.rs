@@ -79,6 +79,33 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
     ));
 }
 
+/// The contract's optional parts, as IndexedDB's object uses them: each
+/// write says whether it must be durable before it resolves (an unresolved
+/// intent's must), and a batch of deletes is one `deleteMany`.
+#[wasm_bindgen_test]
+async fn an_adapter_is_told_what_to_flush_and_deletes_in_one_batch() {
+    let adapter = recording_adapter();
+    let ns = unique("batch");
+    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
+    for i in 0..3 {
+        journal
+            .begin(
+                NOW,
+                intent(None, &format!("a{i}")),
+                &mut SeededRandom::new(i),
+            )
+            .await
+            .unwrap();
+    }
+    assert_eq!(adapter_calls(&adapter), "cas:true,cas:true,cas:true");
+    assert_eq!(journal.clear().await.unwrap(), 3);
+    assert_eq!(
+        adapter_calls(&adapter),
+        "cas:true,cas:true,cas:true,deleteMany:3"
+    );
+    assert!(journal.list().await.unwrap().records.is_empty());
+}
+
 #[wasm_bindgen_test]
 async fn memory_storage_is_an_explicit_opt_in_that_a_reload_forgets() {
     let journal = Journal::new(AnyStore::open(&"memory".into(), "ns").unwrap(), "ns");

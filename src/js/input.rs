@@ -267,6 +267,7 @@ impl Fields {
     }
 
     /// The error kept (after a [`Fields::refuse`]).
+    #[cfg(feature = "client")]
     fn first_error(&self) -> String {
         self.error.borrow_mut().take().unwrap_or_default()
     }

@@ -26,3 +26,17 @@ export function failingAdapter(name) {
   const fail = async () => { const e = new Error("simulated failure"); e.name = name; throw e; };
   return { get: async () => null, set: fail, delete: fail, list: async () => [] };
 }
+// A memory adapter with compareAndSet and deleteMany that records what it
+// was asked: `cas:<flush>` per compareAndSet, `delete` per delete,
+// `deleteMany:<n>` per batch (adapterCalls joins them with commas).
+export function recordingAdapter() {
+  const a = memoryAdapter(true);
+  const cas = a.compareAndSet;
+  a.calls = [];
+  a.compareAndSet = (k, expected, v, flush) => { a.calls.push(`cas:${flush}`); return cas(k, expected, v); };
+  const del = a.delete;
+  a.delete = (k) => { a.calls.push("delete"); return del(k); };
+  a.deleteMany = async (keys) => { a.calls.push(`deleteMany:${keys.length}`); for (const k of keys) a.raw.delete(k); };
+  return a;
+}
+export function adapterCalls(adapter) { return adapter.calls.join(","); }

@@ -23,6 +23,10 @@ extern "C" {
     pub fn adapter_raw_has(adapter: &JsValue, key: &str) -> bool;
     #[wasm_bindgen(js_name = failingAdapter)]
     pub fn failing_adapter(name: &str) -> JsValue;
+    #[wasm_bindgen(js_name = recordingAdapter)]
+    pub fn recording_adapter() -> JsValue;
+    #[wasm_bindgen(js_name = adapterCalls)]
+    pub fn adapter_calls(adapter: &JsValue) -> String;
 }
 
 pub const NOW: i64 = 1_764_297_052_692;
