@@ -106,6 +106,37 @@ async fn an_adapter_is_told_what_to_flush_and_deletes_in_one_batch() {
     assert!(journal.list().await.unwrap().records.is_empty());
 }
 
+/// Only the built-in stores hand records back as objects: a caller's
+/// adapter that answers anything but a string is refused, and what it
+/// holds is left where it is, not read as a damaged record and moved aside.
+#[wasm_bindgen_test]
+async fn a_caller_adapter_answering_objects_is_refused_and_nothing_is_moved() {
+    let adapter = object_answering_adapter();
+    let ns = unique("objects");
+    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
+    let begun = journal
+        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(6))
+        .await
+        .unwrap();
+    let key = format!("wow-intents/{ns}/{}", begun.record().intent_id);
+    let err = journal.list().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            JournalError::Storage(StoreError::Unavailable {
+                kind: Unavailable::ReadFailed,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    assert!(adapter_raw_has(&adapter, &key));
+    assert!(!adapter_raw_has(
+        &adapter,
+        &format!("wow-intents-quarantine/{ns}/{}", begun.record().intent_id)
+    ));
+}
+
 #[wasm_bindgen_test]
 async fn memory_storage_is_an_explicit_opt_in_that_a_reload_forgets() {
     let journal = Journal::new(AnyStore::open(&"memory".into(), "ns").unwrap(), "ns");

@@ -40,3 +40,11 @@ export function recordingAdapter() {
   return a;
 }
 export function adapterCalls(adapter) { return adapter.calls.join(","); }
+// A memory adapter (with compareAndSet) whose reads answer parsed objects
+// instead of the strings it was given: a caller's mistake to be refused.
+export function objectAnsweringAdapter() {
+  const a = memoryAdapter(true);
+  a.get = async (k) => (a.raw.has(k) ? JSON.parse(a.raw.get(k)) : null);
+  a.list = async (p) => [...a.raw.entries()].filter(([k]) => k.startsWith(p)).map(([k, v]) => [k, JSON.parse(v)]);
+  return a;
+}

@@ -25,6 +25,8 @@ extern "C" {
     pub fn failing_adapter(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = recordingAdapter)]
     pub fn recording_adapter() -> JsValue;
+    #[wasm_bindgen(js_name = objectAnsweringAdapter)]
+    pub fn object_answering_adapter() -> JsValue;
     #[wasm_bindgen(js_name = adapterCalls)]
     pub fn adapter_calls(adapter: &JsValue) -> String;
 }

@@ -2,7 +2,7 @@
 //!
 //! ```js
 //! {
-//!   async get(key)            // → string | null (or the record as an object)
+//!   async get(key)            // → string | null
 //!   async set(key, value)     // value: string
 //!   async delete(key)
 //!   async list(prefix)        // → [key, …] or [[key, value], …]
@@ -13,7 +13,8 @@
 //!
 //! `flush` says the write must be durable before it resolves (an
 //! unresolved intent, an effect); a store that is always durable ignores
-//! it. IndexedDB is such an object too (`idbKv` in `idb.js`).
+//! it. IndexedDB is such an object too (`idbKv` in `idb.js`), one that
+//! hands records back as the objects it keeps.
 //!
 //! With `compareAndSet` (a Durable Object, a database row), writes are
 //! atomic compare-and-swaps. Without it, a write reads, compares and writes:
@@ -117,9 +118,12 @@ fn not_a(what: &str, call: String) -> StoreError {
     }
 }
 
-/// A stored value: a string, or a record the store keeps as an object.
-fn stored(v: JsValue) -> Option<JsValue> {
-    (v.is_string() || v.is_object()).then_some(v)
+/// A stored value: a string, or, from one of the built-in stores
+/// (`objects`: IndexedDB), the record it keeps as an object. A caller's
+/// adapter answers strings only: anything else is refused, never read as a
+/// record (and so never moved aside).
+fn stored(v: JsValue, objects: bool) -> Option<JsValue> {
+    (v.is_string() || objects && v.is_object()).then_some(v)
 }
 
 impl TextKv for AdapterKv {
@@ -128,7 +132,7 @@ impl TextKv for AdapterKv {
         if v.is_null() || v.is_undefined() {
             return Ok(None);
         }
-        stored(v)
+        stored(v, self.builtin)
             .map(Some)
             .ok_or_else(|| not_a("a string", text!("get(", key, ")")))
     }
@@ -166,7 +170,7 @@ impl TextKv for AdapterKv {
             .filter_map(|entry| match crate::web::guard::elements(&entry) {
                 Some(pair) => Some((
                     pair.first()?.as_string()?,
-                    pair.get(1).cloned().and_then(stored),
+                    pair.get(1).cloned().and_then(|v| stored(v, self.builtin)),
                 )),
                 None => Some((entry.as_string()?, None)),
             })
