@@ -87,7 +87,8 @@ pub fn push_u64(out: &mut String, mut n: u64) {
     }
 }
 
-/// Appends `n` in lower-case hexadecimal, `width` digits at least (zeros first).
+/// Appends `n` in hexadecimal (`upper`: A–F, else a–f), `width` digits at
+/// least (zeros first).
 pub fn push_hex(out: &mut String, n: u64, width: usize, upper: bool) {
     let table: &[u8; 16] = if upper {
         b"0123456789ABCDEF"
