@@ -305,7 +305,8 @@ impl WowClient {
         })
     }
 
-    /// Entries that could not be read and were moved aside.
+    /// Entries this build cannot read: damaged ones, moved aside (never
+    /// dropped), and records of a newer build, left in place for it.
     #[wasm_bindgen(unchecked_return_type = "Promise<QuarantinedEntry[]>")]
     pub fn quarantined(&self) -> js_sys::Promise {
         let inner = self.inner.clone();

@@ -380,7 +380,8 @@ export class WowClient {
      */
     prune(): Promise<number>;
     /**
-     * Entries that could not be read and were moved aside.
+     * Entries this build cannot read: damaged ones, moved aside (never
+     * dropped), and records of a newer build, left in place for it.
      */
     quarantined(): Promise<QuarantinedEntry[]>;
     /**

@@ -119,11 +119,13 @@ fn not_a(what: &str, call: String) -> StoreError {
 }
 
 /// A stored value: a string, or, from one of the built-in stores
-/// (`objects`: IndexedDB), the record it keeps as an object. A caller's
-/// adapter answers strings only: anything else is refused, never read as a
-/// record (and so never moved aside).
-fn stored(v: JsValue, objects: bool) -> Option<JsValue> {
-    (v.is_string() || objects && v.is_object()).then_some(v)
+/// (IndexedDB keeps records as objects), whatever it holds: the record
+/// reader takes it or moves it aside as damaged, so one odd entry never
+/// makes the journal unreadable. A caller's adapter answers strings only:
+/// anything else is refused, never read as a record (and so never moved
+/// aside).
+fn stored(v: JsValue, builtin: bool) -> Option<JsValue> {
+    (builtin || v.is_string()).then_some(v)
 }
 
 impl TextKv for AdapterKv {
