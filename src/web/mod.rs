@@ -216,11 +216,7 @@ fn walk(v: &wasm_bindgen::JsValue, depth: u32) -> Option<JsonValue> {
         return Some(JsonValue::Bool(b));
     }
     if let Some(n) = v.as_f64() {
-        return Some(if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
-            JsonValue::Int(n as i64)
-        } else {
-            JsonValue::Float(n)
-        });
+        return Some(JsonValue::from_js_number(n));
     }
     if let Some(s) = v.as_string() {
         return Some(JsonValue::String(s));

@@ -23,5 +23,7 @@ pub use store::{
     StoreError, StoredRecord, Unavailable,
 };
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod golden;
 #[cfg(test)]
 mod tests;

@@ -33,6 +33,18 @@ impl JsonValue {
         JsonValue::Object(Vec::new())
     }
 
+    /// A JavaScript number as the core holds it: an exact integer (at most
+    /// 2^53 − 1 either way, `-0` included) as [`JsonValue::Int`], any other
+    /// as [`JsonValue::Float`]. What a value from JS becomes, so what every
+    /// stored fingerprint was computed over.
+    pub fn from_js_number(n: f64) -> JsonValue {
+        if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
+            JsonValue::Int(n as i64)
+        } else {
+            JsonValue::Float(n)
+        }
+    }
+
     /// Looks up a key of an object.
     pub fn get(&self, key: &str) -> Option<&JsonValue> {
         match self {
