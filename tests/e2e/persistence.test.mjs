@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startGateway } from "../support/gateway.mjs";
-import { available, engines, launch } from "../support/engines.mjs";
+import { engines, launch, ready } from "../support/engines.mjs";
 
 let gateway;
 before(async () => { gateway = await startGateway({ www: true, quiet: true }); });
@@ -20,15 +20,15 @@ async function connectAndSend(page, { stub }) {
       // A prompt nobody answers, in any engine: persist() never settles.
       let storage = navigator.storage;
       if (!storage) Object.defineProperty(navigator, "storage", { configurable: true, value: storage = {} });
-      Object.defineProperty(storage, "persist", { configurable: true, value: () => new Promise(() => {}) });
+      Object.defineProperty(storage, "persist", { configurable: true, value: () => { window.persistAsked = true; return new Promise(() => {}); } });
       Object.defineProperty(storage, "persisted", { configurable: true, value: async () => false });
     }
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    const t0 = performance.now();
     const client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB",
       namespace: `persist-${Math.random().toString(36).slice(2)}`, persistStorage: true, timeoutMs: 10_000 });
-    const connectMs = performance.now() - t0;
+    // Connect settled, while the prompt it asked for (stubbed: never answered) has no answer.
+    const askedBeforeConnectSettled = window.persistAsked === true;
     const id = `persist-${Math.random().toString(36).slice(2, 10)}`;
     const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
       create: true, body: { name: id, balance: 5 } });
@@ -37,21 +37,22 @@ async function connectAndSend(page, { stub }) {
     const persistence = await settle(client.persistence, 1_000);
     const request = await settle(client.requestPersistentStorage({ signal: AbortSignal.timeout(300) })
       .then((v) => ({ value: v }), (e) => ({ name: e.name, code: e.code })), 2_000);
-    return { connectMs, stage: result.stage, id, requestId: result.requestId,
+    return { askedBeforeConnectSettled, stage: result.stage, id, requestId: result.requestId,
       persistence: persistence === pending ? "pending" : persistence, request: request === pending ? "pending" : request };
   }, { stub });
 }
 
 for (const engine of engines) {
   test(`${engine}: connect with persistStorage settles at once and sends while persist() waits; the demo becomes ready`,
-    { timeout: 120_000, skip: !available(engine) && `${engine} is not installed (scripts/bootstrap.sh installs it)` }, async () => {
+    { timeout: 120_000 }, async (t) => {
+      if (!ready(t, engine)) return;
       const browser = await launch(engine);
       try {
         // 1. A prompt that is never answered (persist() stubbed to never settle).
         let page = await browser.newPage();
         await page.goto(`${gateway.base}/pkg/index.js`);
         const stubbed = await connectAndSend(page, { stub: true });
-        assert.ok(stubbed.connectMs < 2_000, `connect settled in ${stubbed.connectMs.toFixed(0)} ms`);
+        assert.ok(stubbed.askedBeforeConnectSettled, "connect asked for persistence and settled without its answer");
         assert.equal(stubbed.stage, "PROCESSED");
         assert.equal(await gateway.stored("account", stubbed.id, stubbed.requestId), 1);
         assert.equal(stubbed.persistence, "pending", "the unanswered prompt's answer is still pending");
@@ -62,7 +63,6 @@ for (const engine of engines) {
         page = await browser.newPage();
         await page.goto(`${gateway.base}/pkg/index.js`);
         const real = await connectAndSend(page, { stub: false });
-        assert.ok(real.connectMs < 2_000, `connect settled in ${real.connectMs.toFixed(0)} ms`);
         assert.equal(real.stage, "PROCESSED");
         if (engine === "firefox") {
           assert.equal(real.persistence, "pending", "Firefox waits for its prompt");
@@ -76,10 +76,10 @@ for (const engine of engines) {
         // 3. The demo, which connects with persistStorage: true.
         page = await browser.newPage();
         await page.goto(`${gateway.base}/?ns=persist-demo-${engine}&noresume`);
-        const ready = await page.waitFor(() => document.body.dataset.ready === "true"
+        const shown = await page.waitFor(() => document.body.dataset.ready === "true"
           && document.getElementById("persistence").textContent, null, 20_000);
-        assert.ok(ready, `the demo became ready in ${engine}`);
-        if (engine === "firefox") assert.match(ready, /Asked the browser/);
+        assert.ok(shown, `the demo became ready in ${engine}`);
+        if (engine === "firefox") assert.match(shown, /Asked the browser/);
         await page.close();
       } finally {
         await browser.close();

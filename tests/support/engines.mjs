@@ -7,28 +7,63 @@
 // `newPage()` (a page in a context of its own) and `close()`; a page
 // `goto(url)`, `evaluate(fn, arg)` (an async function run in the page, its
 // JSON result returned), `waitFor(fn, arg, timeoutMs)` and `close()`.
+// `ready(t, engine)` starts a test in an engine: where the engine is missing
+// the test is reported skipped, naming what is missing, and under CI=true it
+// fails instead.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium } from "./browser.mjs";
+import { chromiumPath, launchChromium } from "./browser.mjs";
 
 /** The engines a test runs in: all three, or those TEST_ENGINES names (comma-separated). */
 export const engines = process.env.TEST_ENGINES ? process.env.TEST_ENGINES.split(",") : ["chromium", "firefox", "webkit"];
 
-const firefoxPath = process.env.FIREFOX || "/usr/bin/firefox-esr";
+/** The first `name` on PATH, or null. */
+export function onPath(name) {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return null;
+}
+
+const firefoxPath = process.env.FIREFOX || onPath("firefox-esr");
 const miniBrowserPath = process.env.MINIBROWSER || "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
 
-/** Whether `engine` is installed here (scripts/bootstrap.sh installs all three). */
-export function available(engine) {
-  if (engine === "firefox") return existsSync(firefoxPath);
-  if (engine === "webkit") return existsSync(miniBrowserPath) && existsSync("/usr/bin/WebKitWebDriver") && existsSync("/usr/bin/Xvfb");
-  return true;
+/**
+ * What `engine` lacks here (scripts/bootstrap.sh installs all three), named
+ * for a person to fix; null when it can run.
+ */
+export function missing(engine) {
+  const lacking = {
+    chromium: [[chromiumPath, "Chromium (/usr/bin/chromium or CHROMIUM)"]],
+    firefox: [[firefoxPath, "Firefox (firefox-esr on PATH, or FIREFOX)"]],
+    webkit: [[miniBrowserPath, `WebKitGTK's MiniBrowser (${miniBrowserPath}, or MINIBROWSER)`],
+      [onPath("WebKitWebDriver"), "WebKitWebDriver on PATH"], [onPath("Xvfb"), "Xvfb on PATH"]],
+  }[engine];
+  if (!lacking) return `no engine named ${engine}`;
+  const gone = lacking.filter(([path]) => !path || !existsSync(path)).map(([, what]) => what);
+  return gone.length ? `${engine} cannot run here: ${gone.join(", ")} missing (scripts/bootstrap.sh installs it)` : null;
+}
+
+/**
+ * Whether test `t` can run in `engine`. Where it cannot, the test is
+ * reported skipped, naming what is missing; under CI=true that is a failure
+ * instead: a run is never green by leaving an engine out.
+ */
+export function ready(t, engine) {
+  const why = missing(engine);
+  if (!why) return true;
+  if (process.env.CI) throw new Error(why);
+  t.skip(why);
+  return false;
 }
 
 /** Launches `engine`; resolves to `{ engine, newPage(), close() }`. */
 export async function launch(engine) {
+  const why = missing(engine);
+  if (why) throw new Error(why);
   if (engine === "chromium") return chromium();
   if (engine === "firefox") return firefox();
   if (engine === "webkit") return webkit();
