@@ -3,141 +3,11 @@
 //! gateway's history holds exactly one stream per intent.
 #![cfg(target_arch = "wasm32")]
 
-use serde_json::{json, Value};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
+mod support;
+
+use support::gateway_client::*;
+use support::memory_adapter;
 use wasm_bindgen_test::*;
-use wow_command_client::js::WowClient;
-
-#[wasm_bindgen(module = "/tests/support/client.js")]
-extern "C" {
-    fn collect(handle: &JsValue) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = addFault)]
-    fn add_fault(base: &str, rule: &JsValue) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = storedStreams)]
-    fn stored_streams(
-        base: &str,
-        resource: &str,
-        aggregate_id: &str,
-        request_id: &str,
-    ) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = firedFor)]
-    fn fired_for(base: &str, aggregate_id: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = errorOf)]
-    fn error_of(e: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = sleep)]
-    fn sleep_promise(ms: u32) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = headersHangingOnce)]
-    fn headers_hanging_once() -> JsValue;
-    #[wasm_bindgen(js_name = confirmNeverSettles)]
-    fn confirm_never_settles() -> JsValue;
-    #[wasm_bindgen(js_name = hangingAdapter)]
-    fn hanging_adapter() -> JsValue;
-    #[wasm_bindgen(js_name = gatewayIdle)]
-    fn gateway_idle(base: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = hostileBodies)]
-    fn hostile_bodies() -> js_sys::Array;
-}
-
-async fn sleep(ms: u32) {
-    JsFuture::from(sleep_promise(ms)).await.unwrap();
-}
-
-fn base() -> &'static str {
-    match option_env!("WOW_GATEWAY_URL") {
-        Some(url) => url,
-        None => panic!(
-            "set WOW_GATEWAY_URL to a running wow-test-gateway when building (npm test does)"
-        ),
-    }
-}
-
-fn js(v: Value) -> JsValue {
-    js_sys::JSON::parse(&v.to_string()).unwrap()
-}
-
-fn rust(v: &JsValue) -> Value {
-    let text: String = js_sys::JSON::stringify(v).unwrap().into();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn unique(prefix: &str) -> String {
-    format!("{prefix}-{:x}", (js_sys::Math::random() * 1e15) as u64)
-}
-
-async fn client(extra: Value) -> WowClient {
-    client_over(extra, JsValue::UNDEFINED).await
-}
-
-/// A client whose storage is `storage` (an adapter object), when given.
-/// Awaits one of the client's promises.
-async fn settle(promise: js_sys::Promise) -> Result<JsValue, JsValue> {
-    wasm_bindgen_futures::JsFuture::from(promise).await
-}
-
-async fn client_over(extra: Value, storage: JsValue) -> WowClient {
-    let mut options = json!({
-        "baseUrl": base(), "storage": "memory", "namespace": unique("ns"),
-        "timeoutMs": 2000, "retry": {"baseMs": 50, "maxMs": 200}
-    });
-    for (k, v) in extra.as_object().unwrap() {
-        options[k] = v.clone();
-    }
-    let options = js(options);
-    if !storage.is_undefined() {
-        js_sys::Reflect::set(&options, &"storage".into(), &storage).unwrap();
-    }
-    WowClient::open(options).await.unwrap()
-}
-
-async fn fault(rule: Value) {
-    JsFuture::from(add_fault(base(), &js(rule))).await.unwrap();
-}
-
-async fn stored(resource: &str, id: &str, request_id: &str) -> i64 {
-    JsFuture::from(stored_streams(base(), resource, id, request_id))
-        .await
-        .unwrap()
-        .as_f64()
-        .unwrap() as i64
-}
-
-async fn fired(id: &str) -> Vec<String> {
-    let v = JsFuture::from(fired_for(base(), id)).await.unwrap();
-    serde_json::from_value(rust(&v)).unwrap()
-}
-
-fn create(id: &str) -> JsValue {
-    js(
-        json!({"aggregate": {"resource": "account", "id": id}, "action": "create_account",
-              "create": true, "body": {"name": id, "balance": 100}}),
-    )
-}
-
-fn lock(id: &str, amount: i64) -> JsValue {
-    js(
-        json!({"aggregate": {"resource": "account", "id": id}, "action": "lock_amount", "body": {"amount": amount}}),
-    )
-}
-
-fn with(command: &JsValue, extra: Value) -> JsValue {
-    let mut v = rust(command);
-    for (k, val) in extra.as_object().unwrap() {
-        v[k] = val.clone();
-    }
-    js(v)
-}
-
-async fn outcome(c: &WowClient, command: JsValue) -> Value {
-    rust(&settle(c.send(command, None)).await.unwrap())
-}
-
-async fn failure(c: &WowClient, command: JsValue) -> Value {
-    let e = settle(c.send_and_wait(command, None))
-        .await
-        .expect_err("a CommandError");
-    rust(&error_of(&e))
-}
 
 #[wasm_bindgen_test]
 async fn send_and_wait_resolves_to_the_command_result() {
@@ -715,12 +585,6 @@ async fn bad_input_is_refused_before_anything_is_stored() {
     assert!(bad.is_err());
 }
 
-#[wasm_bindgen(module = "/tests/support/adapters.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = memoryAdapter)]
-    fn memory_adapter(atomic: bool) -> JsValue;
-}
-
 #[wasm_bindgen_test]
 async fn resume_after_a_crash_finishes_the_same_request_id() {
     use wow_command_client::core::journal::{IntentState, Journal, SeededRandom};
@@ -766,56 +630,4 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     // Nothing is left to resume.
     let again = rust(&settle(reloaded.resume(None)).await.unwrap());
     assert_eq!(again["driven"].as_array().unwrap().len(), 0);
-}
-
-#[wasm_bindgen_test]
-async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
-    // Without Web Locks (Node) only an explicit resume() drives, by design.
-    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap();
-    let has_locks = !navigator.is_undefined()
-        && !js_sys::Reflect::get(&navigator, &"locks".into())
-            .unwrap()
-            .is_undefined();
-    if !has_locks {
-        return;
-    }
-    let adapter = memory_adapter(true);
-    let ns = unique("fresh");
-    let setup = client(json!({})).await;
-    let id = unique("acct");
-    settle(setup.send_and_wait(create(&id), None))
-        .await
-        .unwrap();
-    fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 400, "times": 1}))
-        .await;
-
-    // This tab sends a new intent; its lock is asked for before its record is
-    // written and collected only after the send.
-    let first = std::rc::Rc::new(client_over(json!({"namespace": ns}), adapter.clone()).await);
-    let sending = js_sys::Promise::new(&mut |resolve, _| {
-        let first = first.clone();
-        let command = lock(&id, 1);
-        wasm_bindgen_futures::spawn_local(async move {
-            let outcome = settle(first.send(command, None)).await.unwrap();
-            resolve.call1(&JsValue::NULL, &outcome).unwrap();
-        });
-    });
-
-    // Another driver over the same storage, as soon as the record is there.
-    let other = client_over(json!({"namespace": ns}), adapter.clone()).await;
-    let intent_id = loop {
-        let listed = rust(&settle(other.intents()).await.unwrap());
-        if let Some(intent) = listed.as_array().and_then(|l| l.first()) {
-            break intent["intentId"].as_str().unwrap().to_owned();
-        }
-        sleep(1).await;
-    };
-    let report = rust(&settle(other.resume(None)).await.unwrap());
-    assert_eq!(report["driven"].as_array().unwrap().len(), 0, "{report}");
-    assert_eq!(report["busy"], json!([intent_id]), "{report}");
-
-    let outcome = rust(&JsFuture::from(sending).await.unwrap());
-    assert_eq!(outcome["status"], "succeeded", "{outcome}");
-    let request_id = outcome["requestId"].as_str().unwrap();
-    assert_eq!(stored("account", &id, request_id).await, 1);
 }

@@ -333,3 +333,62 @@ async fn a_full_local_storage_journal_makes_room_for_new_intents() {
         "settled intents were evicted to make room ({kept} kept)"
     );
 }
+
+/// The client's own lock, against the gateway (tests/client_gateway.rs's helpers).
+mod client_lock {
+    use super::support::gateway_client::*;
+    use super::support::memory_adapter;
+    use wasm_bindgen_test::*;
+
+    #[wasm_bindgen_test]
+    async fn a_new_intent_is_locked_before_another_driver_can_see_it() {
+        // Every browser engine has Web Locks (Node has none, where only an
+        // explicit resume() drives, by design: this binary runs in browsers only).
+        let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap();
+        assert!(
+            !js_sys::Reflect::get(&navigator, &"locks".into())
+                .unwrap()
+                .is_undefined(),
+            "Web Locks (navigator.locks) are missing in this browser"
+        );
+        let adapter = memory_adapter(true);
+        let ns = unique("fresh");
+        let setup = client(json!({})).await;
+        let id = unique("acct");
+        settle(setup.send_and_wait(create(&id), None))
+            .await
+            .unwrap();
+        fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 400, "times": 1}))
+            .await;
+
+        // This tab sends a new intent; its lock is asked for before its record is
+        // written and collected only after the send.
+        let first = std::rc::Rc::new(client_over(json!({"namespace": ns}), adapter.clone()).await);
+        let sending = js_sys::Promise::new(&mut |resolve, _| {
+            let first = first.clone();
+            let command = lock(&id, 1);
+            wasm_bindgen_futures::spawn_local(async move {
+                let outcome = settle(first.send(command, None)).await.unwrap();
+                resolve.call1(&JsValue::NULL, &outcome).unwrap();
+            });
+        });
+
+        // Another driver over the same storage, as soon as the record is there.
+        let other = client_over(json!({"namespace": ns}), adapter.clone()).await;
+        let intent_id = loop {
+            let listed = rust(&settle(other.intents()).await.unwrap());
+            if let Some(intent) = listed.as_array().and_then(|l| l.first()) {
+                break intent["intentId"].as_str().unwrap().to_owned();
+            }
+            sleep(1).await;
+        };
+        let report = rust(&settle(other.resume(None)).await.unwrap());
+        assert_eq!(report["driven"].as_array().unwrap().len(), 0, "{report}");
+        assert_eq!(report["busy"], json!([intent_id]), "{report}");
+
+        let outcome = rust(&JsFuture::from(sending).await.unwrap());
+        assert_eq!(outcome["status"], "succeeded", "{outcome}");
+        let request_id = outcome["requestId"].as_str().unwrap();
+        assert_eq!(stored("account", &id, request_id).await, 1);
+    }
+}

@@ -2,6 +2,8 @@
 //! journal contract every backend must meet.
 #![allow(dead_code)]
 
+pub mod gateway_client;
+
 use std::future::Future;
 use std::task::Poll;
 use wasm_bindgen::prelude::*;
