@@ -1,12 +1,32 @@
 #!/usr/bin/env bash
 # `npm test`: every suite, in order, failing fast; a summary of each suite's
-# closing line at the end so a reader sees how many tests ran where.
+# counts at the end, so a reader sees how many tests ran where and how many
+# were skipped. A suite that ran no test fails, and under CI=true so does one
+# that skipped any: a run is never green by leaving something out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 
 logs=$(mktemp -d)
 summary=()
+# The counts of a suite's log: cargo's and node's test totals summed over
+# the binaries and files it ran, and the closing lines of the other checks.
+counts() {
+  awk '
+    /^test result: / { cargo = 1; for (i = 1; i <= NF; i++) {
+        if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+    /^# tests [0-9]+$/ { node = 1; t += $3 } /^# pass [0-9]+$/ { p += $3 } /^# fail [0-9]+$/ { f += $3 }
+    /^# skipped [0-9]+$/ { s += $3 }
+    /^(pkg\/:|api:|size:|fidelity: [0-9]|chaos: )/ { $1 = $1; other = other (other ? "; " : "") $0 }
+    END {
+      if (node) printf "%d tests: %d passed, %d failed, %d skipped", t, p, f, s
+      else if (cargo) printf "%d passed, %d failed, %d ignored", p, f, s
+      if ((node || cargo) && other) printf "; "
+      printf "%s", other
+      if (node && t == 0) { print ""; print "NONE RAN"; exit }
+      if ((node || cargo) && s > 0 && ENVIRON["CI"] != "") { print ""; print "SKIPPED UNDER CI"; exit }
+    }' "$1"
+}
 suite() {
   local name=$1; shift
   local began=$SECONDS
@@ -16,8 +36,11 @@ suite() {
     exit 1
   fi
   local closing
-  closing=$(grep -E '^test result:|^# (pass|fail)|[0-9]+ passed, [0-9]+ failed|^pkg/:|^api:|^size:|^fidelity: [0-9]' "$logs/$name.log" \
-    | awk '{$1=$1};1' | paste -sd ';' - || true)
+  closing=$(counts "$logs/$name.log")
+  case "$closing" in
+    *"NONE RAN") printf '\n*** suite %s ran no test\n' "$name"; exit 1 ;;
+    *"SKIPPED UNDER CI") printf '\n*** suite %s skipped tests under CI: %s\n' "$name" "${closing%%$'\n'*}"; exit 1 ;;
+  esac
   summary+=("$(printf '%-18s %4ss  %s' "$name" "$((SECONDS - began))" "${closing:-ok}")")
 }
 
@@ -61,9 +84,9 @@ suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test sto
 suite node           node --test tests/edge/node.test.mjs tests/edge/adapters.test.mjs
 suite workerd        node --test tests/edge/workerd.test.mjs
 # A line per runtime: Deno (and its KV adapter), Bun, Vercel's edge-runtime.
-suite deno           node --test --test-name-pattern='^(deno|Deno KV)' tests/edge/runtimes.test.mjs
-suite bun            node --test --test-name-pattern='^bun' tests/edge/runtimes.test.mjs
-suite edge-runtime   node --test --test-name-pattern='^edge-runtime' tests/edge/runtimes.test.mjs
+suite deno           env RUNTIMES=deno node --test tests/edge/runtimes.test.mjs
+suite bun            env RUNTIMES=bun node --test tests/edge/runtimes.test.mjs
+suite edge-runtime   env RUNTIMES=edge-runtime node --test tests/edge/runtimes.test.mjs
 suite bundler        node --test tests/bundler/
 suite react          node --test tests/react/
 # The promise in each engine (tests/e2e/engines.test.mjs, persistence.test.mjs),
@@ -72,6 +95,10 @@ suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines
 suite e2e-chromium   env TEST_ENGINES=chromium node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
 suite e2e-firefox    env TEST_ENGINES=firefox node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
 suite e2e-webkit     env TEST_ENGINES=webkit node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
+# What earlier builds stored (tests/fixtures/golden/), read in each engine and
+# in Node; and a tab on a pinned older build beside a tab on this one.
+suite golden         node --test tests/golden/
+suite cross-build    scripts/cross-build.sh
 suite generator      node --test tests/generator/ tests/package/
 suite fidelity       node tests/gateway/fidelity/run.mjs --examples 5
 suite fuzz-boundary  node --test tests/fuzz/
