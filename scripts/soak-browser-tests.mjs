@@ -3,11 +3,13 @@
 // (scripts/wasm-test-runner.mjs) in every engine, with no retry, and prints
 // for each binary and engine how many runs finished with the tests' own
 // result, how many passed, and how long the slowest run took. A run that did
-// not finish names its binary and engine.
+// not finish or did not pass names its binary and engine, the failing tests
+// or the runner's error, and keeps its whole output under target/soak/.
 //
 //   node scripts/soak-browser-tests.mjs [--runs 30] [--release] [--engines chromium,firefox,webkit]
 import { execFileSync, spawnSync } from "node:child_process";
-import { basename } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { root, startGateway } from "../tests/support/gateway.mjs";
 
 const argv = process.argv.slice(2);
@@ -38,8 +40,19 @@ try {
       slowest = Math.max(slowest, Date.now() - began);
       const out = run.stdout + run.stderr;
       if (/test result: /.test(out)) finished++;
-      else stalls.push(`run ${i}: ${out.trim().split("\n").pop()}`);
-      if (run.status === 0) passed++;
+      if (run.status === 0) {
+        passed++;
+      } else {
+        // Keep the whole output; say which tests failed, or what the runner said.
+        const dir = join(root, "target/soak");
+        mkdirSync(dir, { recursive: true });
+        const file = join(dir, `${engine}-${basename(binary, ".wasm")}-run${i}.log`);
+        writeFileSync(file, out);
+        const failed = [...out.matchAll(/^test (\S+) \.\.\. FAIL/gm)].map((m) => m[1]);
+        const said = out.split("\n").filter((l) => l.startsWith("[wasm-test-runner]") && !/: in \w+$/.test(l));
+        stalls.push(`run ${i} (${((Date.now() - began) / 1000).toFixed(1)} s): ` +
+          `${failed.length ? `failed ${failed.join(", ")}` : said.join(" ").slice(0, 400) || "no result"}; ${file}`);
+      }
       process.stderr.write(`\r${engine} ${basename(binary)}: ${i}/${runs}`);
     }
     process.stderr.write("\n");

@@ -59,6 +59,10 @@ const page = `<!DOCTYPE html>
     };
   }
   window.__wbg_test_invoke = (f) => f();
+  // A heartbeat, so a page that stops printing says whether its timers
+  // still fire (a throttled or frozen page) or it waits on something.
+  window.__beat = { count: 0, at: Date.now() };
+  setInterval(() => { window.__beat = { count: window.__beat.count + 1, at: Date.now() }; }, 1000);
 </script>
 <script src="run.js" type="module"></script>
 </body></html>
@@ -121,7 +125,7 @@ try {
   server = await serve(folder);
   status = await runPage(`http://127.0.0.1:${server.address().port}/`);
 } catch (e) {
-  say(`${binary}: ${e.message}`);
+  say(`${binary}: ${String(e.message).replace(/\s*\n\s*/g, " | ")}`);
   status = 1;
 } finally {
   await browser?.close().catch(() => {});
@@ -177,7 +181,18 @@ async function runPage(url) {
   tab.on("requestfailed", (r) => consoleLines.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ""}`));
 
   await tab.goto(url, { waitUntil: "commit", timeout: bounds.start });
-  return follow(() => tab.evaluate(() => document.getElementById("output")?.textContent ?? ""), consoleLines);
+  return follow(() => tab.evaluate(pageState), consoleLines);
+}
+
+/** What the page shows: its output, and what a stall report needs. Runs in the page. */
+function pageState() {
+  return {
+    text: document.getElementById("output")?.textContent ?? "",
+    visibility: document.visibilityState,
+    focused: document.hasFocus(),
+    beats: window.__beat?.count ?? null,
+    sinceBeatMs: window.__beat ? Date.now() - window.__beat.at : null,
+  };
 }
 
 /** Firefox or WebKit, through tests/support/engines.mjs. */
@@ -185,7 +200,7 @@ async function runOtherEngine(engine, url) {
   browser = await launch(engine);
   const tab = await browser.newPage();
   await tab.goto(url);
-  return follow(() => tab.evaluate(() => document.getElementById("output")?.textContent ?? ""), []);
+  return follow(() => tab.evaluate(pageState), []);
 }
 
 /** Prints the page's output as it grows until its result line; the exit status. */
@@ -195,8 +210,10 @@ async function follow(output, consoleLines) {
   let text = "";
   let started = false;
   let lastProgress = Date.now();
+  let state = {};
   for (;;) {
-    text = await output();
+    state = await output();
+    text = state.text;
     if (!started && !text.startsWith("Loading scripts...")) started = true;
     if (started && text.length > printed) {
       process.stdout.write(text.slice(printed));
@@ -212,7 +229,9 @@ async function follow(output, consoleLines) {
     if (stalled) {
       dumpConsole(consoleLines);
       const last = text.trim().split("\n").pop();
-      throw new Error(`the page ${stalled}; its last line: ${JSON.stringify(last)}`);
+      const { visibility, focused, beats, sinceBeatMs } = state;
+      throw new Error(`the page ${stalled}; its last line: ${JSON.stringify(last)}; ` +
+        `page ${visibility}, ${focused ? "focused" : "not focused"}, its 1 s timer fired ${beats} times, last ${sinceBeatMs} ms ago`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
