@@ -169,14 +169,14 @@ extern "C" {
 }
 
 /// JS values cross into Rust through the crate's own walker (`json_from_js`)
-/// and back through serde-wasm-bindgen (`json_to_js`): integers stay exact
+/// and back as JSON text the engine parses (`to_js`): integers stay exact
 /// up to 2^53 - 1, other numbers are floats, `undefined` is null, key order
 /// is kept, and a function or a nesting deeper than MAX_NESTING is refused
 /// (a hostile answer must not exhaust the stack: in wasm that traps).
 #[wasm_bindgen_test]
 fn values_cross_the_boundary_both_ways_as_json() {
     use wow_command_client::core::protocol::JsonValue as J;
-    use wow_command_client::web::{json_from_js, json_to_js};
+    use wow_command_client::web::{json_from_js, to_js};
     let read = json_from_js(crossing_sample()).unwrap();
     let s = |v: &str| J::String(v.to_owned());
     let expected = J::Object(vec![
@@ -210,7 +210,7 @@ fn values_cross_the_boundary_both_ways_as_json() {
     ]);
     assert_eq!(read, expected);
     assert_eq!(
-        json_of(&json_to_js(&read)),
+        json_of(&to_js(&read)),
         r#"{"a":[1,0,2.5,9007199254740991,9007199254740992,1e+300,-3],"s":"é😀\n","n":null,"u":null,"t":true,"f":false,"o":{"z":1,"y":[{},[]]}}"#
     );
     assert_eq!(

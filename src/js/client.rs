@@ -12,16 +12,14 @@ use wasm_bindgen_futures::JsFuture;
 use super::input::{self, CommandInput, ConnectInput, Defaults};
 use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
 use crate::core::machine::{MachineConfig, Outcome, Status};
-use crate::core::protocol::{
-    CommandStage, ErrorCode, ErrorInfo, JsonValue, ObjectWriter, StreamElement,
-};
+use crate::core::protocol::{CommandStage, ErrorCode, ErrorInfo, StreamElement};
 use crate::web::channel::Announcer;
 use crate::web::driver::{busy, Client};
 use crate::web::locks::{try_lock, LockAttempt, PendingLock};
 use crate::web::network::OnlineListener;
 use crate::web::random::CryptoRandom;
 use crate::web::storage::{indexed_db, AnyStore};
-use crate::web::{json_to_js, time, to_js};
+use crate::web::{object_to_js, time, to_js};
 
 #[wasm_bindgen(module = "/src/js/support.js")]
 extern "C" {
@@ -312,17 +310,7 @@ impl WowClient {
         let inner = self.inner.clone();
         super::promise(async move {
             let listing = inner.journal.list().await.map_err(journal_error)?;
-            let entries: Vec<JsonValue> = listing
-                .quarantined
-                .into_iter()
-                .map(|q| {
-                    ObjectWriter::new()
-                        .put("key", &q.key)
-                        .put("reason", &q.reason.message())
-                        .done()
-                })
-                .collect();
-            Ok(to_js(&entries))
+            Ok(to_js(&listing.quarantined))
         })
     }
 
@@ -642,17 +630,18 @@ impl WowClient {
             .snapshot_path(&a.aggregate_id)
             .map(|path| crate::web::http::url(&self.inner.base_url, &path))
             .ok();
-        let plan = ObjectWriter::new()
-            .put("outcome", &outcome)
-            .put("aggregate", a)
-            .put("waitStage", record.command.wait.stage.as_str())
-            .put("snapshotUrl", &snapshot_url)
-            .put("timeoutMs", &self.defaults.config.caller_timeout_ms)
-            .done();
+        let plan = object_to_js(|w| {
+            w.put("outcome", &outcome)
+                .put("aggregate", a)
+                .put("waitStage", &record.command.wait.stage)
+                .put("snapshotUrl", &snapshot_url)
+                .put("timeoutMs", &self.defaults.config.caller_timeout_ms)
+                .done()
+        });
         let function =
             |f: &Option<js_sys::Function>| f.clone().map_or(JsValue::UNDEFINED, JsValue::from);
         JsFuture::from(await_downstream(
-            &json_to_js(&plan),
+            &plan,
             &options,
             &function(&self.inner.check_downstream),
             &function(&self.inner.headers),
@@ -820,16 +809,14 @@ async fn resume_one(
 fn success_value(outcome: &Outcome) -> JsValue {
     match &outcome.result {
         Some(r) if r.is_succeeded() => to_js(r),
-        _ => {
-            let confirmed = ObjectWriter::new()
-                .put("requestId", &outcome.request_id)
+        _ => object_to_js(|w| {
+            w.put("requestId", &outcome.request_id)
                 .put("commandId", &outcome.appended_command_id)
                 .put("aggregateVersion", &outcome.appended_version)
-                .put("errorCode", "Ok")
+                .put("errorCode", &"Ok")
                 .put("succeeded", &true)
                 .put("confirmedByHistory", &true)
-                .done();
-            json_to_js(&confirmed)
-        }
+                .done()
+        }),
     }
 }

@@ -5,7 +5,7 @@
 use wasm_bindgen::prelude::*;
 
 use crate::core::journal::IntentRecord;
-use crate::core::protocol::ObjectWriter;
+use crate::core::protocol::{JsonOut, ObjectWriter};
 
 /// The channel of a namespace's announcements.
 pub fn channel_name(namespace: &str) -> String {
@@ -50,9 +50,10 @@ impl Announcer {
             .map(|r| r.error_code.as_str())
             .filter(|code| *code != "Ok")
             .map(str::to_owned);
-        let message = ObjectWriter::new()
+        let mut message = JsonOut::new(crate::web::engine_number_text);
+        ObjectWriter::new(&mut message)
             .put("intentId", &record.intent_id)
-            .put("state", record.state.as_str())
+            .put("state", &record.state)
             .put("revision", &revision)
             .put("v", &1u32)
             .some("intentKey", &record.intent_key)
@@ -64,7 +65,7 @@ impl Announcer {
             .some("errorCode", &error_code)
             .put("at", &record.updated_at)
             .done();
-        channel_announce(&self.raw, &crate::web::json_text(&message));
+        channel_announce(&self.raw, &message.text);
     }
 }
 

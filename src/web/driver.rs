@@ -18,7 +18,7 @@ use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
 };
 use crate::core::protocol::headers::traceparent;
-use crate::core::protocol::{ConfirmQuery, ObjectWriter, StreamElement};
+use crate::core::protocol::{ConfirmQuery, JsonValue, StreamElement};
 
 #[wasm_bindgen(module = "/src/web/telemetry.js")]
 extern "C" {
@@ -414,15 +414,20 @@ async fn custom_confirm(
     need_facts: bool,
     within_ms: u32,
 ) -> ConfirmAnswer {
-    let question = ObjectWriter::new()
-        .put("aggregateId", &query.aggregate_id)
-        .put("requestId", &query.request_id)
-        .put("resource", &query.route.resource)
-        .some("tenantId", &query.route.tenant_id)
-        .some("contextAlias", &query.route.context_alias)
-        .put("needFacts", &need_facts)
-        .done();
-    let q = super::typed_to_js(&question);
+    let text = |s: &String| JsonValue::String(s.clone());
+    let mut question = vec![
+        ("aggregateId".to_owned(), text(&query.aggregate_id)),
+        ("requestId".to_owned(), text(&query.request_id)),
+        ("resource".to_owned(), text(&query.route.resource)),
+    ];
+    if let Some(tenant) = &query.route.tenant_id {
+        question.push(("tenantId".to_owned(), text(tenant)));
+    }
+    if let Some(alias) = &query.route.context_alias {
+        question.push(("contextAlias".to_owned(), text(alias)));
+    }
+    question.push(("needFacts".to_owned(), JsonValue::Bool(need_facts)));
+    let q = super::typed_to_js(&JsonValue::Object(question));
     let answer = match call_and_await(f, &JsValue::NULL, &[&q], within_ms, "confirm()").await {
         Ok(v) => v,
         Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).text()),

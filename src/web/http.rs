@@ -155,7 +155,7 @@ pub fn command_request(
     if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
         return Err(Failure::NeverSent(text!("unsupported method ", method)));
     }
-    let body = super::json_text(&c.body);
+    let body = super::to_text(&c.body);
     request(
         &url(base_url, &c.path),
         &method,

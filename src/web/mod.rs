@@ -21,7 +21,7 @@ pub mod time;
 
 pub use js_failure::JsFailure;
 
-use crate::core::protocol::{JsonValue, ToJson, MAX_NESTING};
+use crate::core::protocol::{JsonOut, JsonValue, ObjectWriter, ToJson, MAX_NESTING};
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
@@ -66,32 +66,39 @@ pub async fn call_and_await(
 /// treats it as failed.
 pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
 
-/// A value as a plain JS object (objects, not Maps; integers as numbers).
-///
-/// Every typed value crosses as a [`JsonValue`], written by the core's
-/// hand-written codec, so no serde derive is instantiated at all.
+/// A value as a plain JS object (objects, not Maps; integers as numbers):
+/// its JSON text, written straight from the value by the core's codec and
+/// parsed by the engine. One string crosses instead of one per key and
+/// string value, and what the engine builds is what `JSON.parse` builds (a
+/// `"__proto__"` key is a key). Integers beyond 2^53 (a hostile answer's
+/// version) have no exact JS number: they become the nearest one.
 pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
-    json_to_js(&value.to_json())
+    js_sys::JSON::parse(&to_text(value)).unwrap_or(wasm_bindgen::JsValue::NULL)
 }
 
-/// A typed value as JSON text, for what crosses as one string (records in
-/// string stores, request bodies): [`to_js`]'s text twin.
+/// A value as JSON text, for what crosses as one string (records in string
+/// stores, request bodies): [`to_js`]'s text twin. Numbers that are not
+/// integers get the engine's text (`Number.prototype.toString`, what
+/// `JSON.stringify` writes), so the module carries no float printing.
 pub fn to_text(value: &(impl ToJson + ?Sized)) -> String {
-    json_text(&value.to_json())
+    JsonOut::of(value, engine_number_text)
 }
 
-/// Free-form JSON as JSON text, for what crosses as one string (records
-/// in string stores, request bodies); numbers that are not integers get
-/// the engine's text (`Number.prototype.toString`, what `JSON.stringify`
-/// writes), so the module carries no float printing for them.
-pub fn json_text(value: &JsonValue) -> String {
-    value.to_json_text(|f, out| {
-        out.push_str(&String::from(
-            js_sys::Number::from(f)
-                .to_string_with_radix(10)
-                .unwrap_or_else(|_| js_sys::JsString::from("null")),
-        ))
-    })
+/// An object the crate writes field by field (an answer of its own, a
+/// message), as a plain JS object.
+pub fn object_to_js(write: impl FnOnce(&mut ObjectWriter)) -> wasm_bindgen::JsValue {
+    let mut out = JsonOut::new(engine_number_text);
+    write(&mut ObjectWriter::new(&mut out));
+    js_sys::JSON::parse(&out.text).unwrap_or(wasm_bindgen::JsValue::NULL)
+}
+
+/// A non-integral number as the engine writes it (`Number.prototype.toString`).
+pub fn engine_number_text(f: f64, out: &mut String) {
+    out.push_str(&String::from(
+        js_sys::Number::from(f)
+            .to_string_with_radix(10)
+            .unwrap_or_else(|_| js_sys::JsString::from("null")),
+    ));
 }
 
 /// [`crate::core::protocol::float_text`]'s text for a fingerprint's
@@ -106,19 +113,10 @@ pub fn float_text(f: f64, out: &mut String) {
     );
 }
 
-/// Free-form JSON as a plain JS value: its JSON text, parsed by the engine.
-/// One string crosses instead of one per key and string value, and what the
-/// engine builds is what `JSON.parse` builds (a `"__proto__"` key is a key).
-/// Integers beyond 2^53 (a hostile answer's version) have no exact JS
-/// number: they become the nearest one.
-pub fn json_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
-    js_sys::JSON::parse(&json_text(value)).unwrap_or(wasm_bindgen::JsValue::NULL)
-}
-
 /// A value with fixed keys (a question to a caller's callback) as a plain
 /// object, built by serde-wasm-bindgen. Only for keys the crate chose: its
 /// objects are filled by assignment, so a free-form `"__proto__"` key would
-/// set the prototype; free-form JSON crosses as text ([`json_to_js`]).
+/// set the prototype; free-form JSON crosses as text ([`to_js`]).
 /// Integers cross as JS numbers (the nearest one beyond 2^53, as everywhere
 /// else), so serde-wasm-bindgen's own 64-bit integer writers, whose error
 /// text for those was the last thing that linked `core::fmt` into the

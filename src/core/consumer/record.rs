@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use crate::core::journal::record::check_schema_version;
 use crate::core::journal::{RecordError, RecordKind, StoredRecord};
 use crate::core::protocol::json_codec::{read_name, UNKNOWN_NAME};
-use crate::core::protocol::{FromJson, JsonError, JsonValue, ObjectReader, ObjectWriter, ToJson};
+use crate::core::protocol::{
+    FromJson, JsonError, JsonOut, JsonValue, ObjectReader, ObjectWriter, ToJson,
+};
 
 /// The schema version this build writes.
 pub const EFFECT_SCHEMA_VERSION: u32 = 1;
@@ -63,12 +65,12 @@ pub struct EffectRecord {
 }
 
 impl ToJson for EffectState {
-    fn to_json(&self) -> JsonValue {
+    fn write_json(&self, out: &mut JsonOut) {
         match self {
             EffectState::Started => "started",
             EffectState::Done => "done",
         }
-        .to_json()
+        .write_json(out)
     }
 }
 
@@ -83,8 +85,8 @@ impl FromJson for EffectState {
 }
 
 impl ToJson for EffectRecord {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("schemaVersion", &self.schema_version)
             .put("namespace", &self.namespace)
             .put("identity", &self.identity)

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use super::*;
 use crate::core::consumer::EffectRecord;
 use crate::core::protocol::test_support::block_on;
-use crate::core::protocol::{FromJson, JsonValue, ObjectWriter, ToJson};
+use crate::core::protocol::{FromJson, JsonOut, JsonValue, ObjectWriter};
 
 /// The fixture folders, oldest first.
 fn versions() -> Vec<(String, PathBuf)> {
@@ -302,8 +302,12 @@ fn stored_records_read_and_write_back_as_they_were_stored() {
                     .find(|(d, _)| *d == id)
                     .map(|(_, e)| e.as_str());
                 let written = match area.as_str() {
-                    "intents" => decode::<IntentRecord>(&value).map(|r| r.to_json()),
-                    "effects" => decode::<EffectRecord>(&value).map(|r| r.to_json()),
+                    "intents" => {
+                        decode::<IntentRecord>(&value).map(|r| JsonOut::of(&r, js_number_text))
+                    }
+                    "effects" => {
+                        decode::<EffectRecord>(&value).map(|r| JsonOut::of(&r, js_number_text))
+                    }
                     // Moved aside by an earlier build: not a record any more.
                     _ => continue,
                 };
@@ -311,14 +315,8 @@ fn stored_records_read_and_write_back_as_they_were_stored() {
                     (None, Ok(written)) => {
                         read += 1;
                         match &stored {
-                            JsonValue::String(s) => {
-                                assert_eq!(
-                                    &written.to_json_text(js_number_text),
-                                    s,
-                                    "{at}: its text"
-                                )
-                            }
-                            object => assert_eq!(&written, object, "{at}: its object"),
+                            JsonValue::String(s) => assert_eq!(&written, s, "{at}: its text"),
+                            object => assert_eq!(&json(&written), object, "{at}: its object"),
                         }
                     }
                     (Some("quarantined"), Err(RecordError::Corrupt(_))) => {}
@@ -383,10 +381,12 @@ fn the_journal_replays_resends_and_resumes_what_was_stored() {
                 let Some(key) = caller.get("intentKey").and_then(JsonValue::as_str) else {
                     continue;
                 };
-                let stored = ObjectWriter::new()
+                let mut out = JsonOut::new(js_number_text);
+                ObjectWriter::new(&mut out)
                     .put("aggregate", &record.aggregate)
                     .put("command", &record.command)
                     .done();
+                let stored = json(&out.text);
                 let begin = |body: JsonValue| {
                     block_on(journal.begin(
                         1,

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::protocol::json_codec::{read_name, wire_name, wire_variant, UNKNOWN_NAME};
 use crate::core::protocol::{
-    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonValue,
-    ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
+    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonOut,
+    JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
 };
 
 /// The schema version this build writes.
@@ -255,8 +255,8 @@ impl WaitEnd {
 }
 
 impl ToJson for WaitEnd {
-    fn to_json(&self) -> JsonValue {
-        wire_name(&WaitEnd::WIRE, self)
+    fn write_json(&self, out: &mut JsonOut) {
+        wire_name(&WaitEnd::WIRE, self, out)
     }
 }
 
@@ -340,8 +340,8 @@ impl IntentRecord {
 }
 
 impl ToJson for AggregateIdentity {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .some("contextAlias", &self.context_alias)
             .put("resource", &self.resource)
             .some("tenantId", &self.tenant_id)
@@ -366,8 +366,8 @@ impl FromJson for AggregateIdentity {
 }
 
 impl ToJson for WaitSpec {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("stage", &self.stage)
             .some("context", &self.context)
             .some("processor", &self.processor)
@@ -394,8 +394,8 @@ impl FromJson for WaitSpec {
 }
 
 impl ToJson for CommandSpec {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("method", &self.method)
             .put("path", &self.path)
             .put("body", &self.body)
@@ -439,8 +439,8 @@ impl IntentState {
 }
 
 impl ToJson for IntentState {
-    fn to_json(&self) -> JsonValue {
-        self.as_str().to_json()
+    fn write_json(&self, out: &mut JsonOut) {
+        self.as_str().write_json(out)
     }
 }
 
@@ -455,11 +455,11 @@ impl FromJson for IntentState {
 }
 
 impl ToJson for AttemptOutcome {
-    fn to_json(&self) -> JsonValue {
+    fn write_json(&self, out: &mut JsonOut) {
         match self {
-            AttemptOutcome::Succeeded => "succeeded".to_json(),
-            AttemptOutcome::Failed(code) => ObjectWriter::new().put("failed", code).done(),
-            AttemptOutcome::Unknown(why) => ObjectWriter::new().put("unknown", why).done(),
+            AttemptOutcome::Succeeded => "succeeded".write_json(out),
+            AttemptOutcome::Failed(code) => ObjectWriter::new(out).put("failed", code).done(),
+            AttemptOutcome::Unknown(why) => ObjectWriter::new(out).put("unknown", why).done(),
         }
     }
 }
@@ -480,8 +480,8 @@ impl FromJson for AttemptOutcome {
 }
 
 impl ToJson for Attempt {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("number", &self.number)
             .put("sentAt", &self.sent_at)
             .some("commandId", &self.command_id)
@@ -510,8 +510,8 @@ impl FromJson for Attempt {
 }
 
 impl ToJson for IntentRecord {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("schemaVersion", &self.schema_version)
             .put("namespace", &self.namespace)
             .put("intentId", &self.intent_id)

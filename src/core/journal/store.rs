@@ -173,6 +173,16 @@ pub struct Quarantined {
     pub reason: RecordError,
 }
 
+/// `QuarantinedEntry` in the `.d.ts`: the key and the reason's text.
+impl ToJson for Quarantined {
+    fn write_json(&self, out: &mut crate::core::protocol::JsonOut) {
+        crate::core::protocol::ObjectWriter::new(out)
+            .put("key", &self.key)
+            .put("reason", &self.reason.message())
+            .done();
+    }
+}
+
 /// The records of a namespace, and what had to be quarantined.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Listing<R = IntentRecord> {

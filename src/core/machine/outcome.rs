@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::core::journal::{IntentRecord, IntentState};
 use crate::core::protocol::{
-    CommandResult, CommandStage, ErrorCode, ErrorInfo, JsonValue, ObjectWriter, ToJson,
+    CommandResult, CommandStage, ErrorCode, ErrorInfo, JsonOut, ObjectWriter, ToJson,
 };
 
 /// The outcome's status.
@@ -68,14 +68,14 @@ impl Status {
 }
 
 impl ToJson for Status {
-    fn to_json(&self) -> JsonValue {
-        self.as_str().to_json()
+    fn write_json(&self, out: &mut JsonOut) {
+        self.as_str().write_json(out)
     }
 }
 
 impl ToJson for Outcome {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("status", &self.status)
             .put("intentId", &self.intent_id)
             .put("requestId", &self.request_id)

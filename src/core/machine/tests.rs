@@ -974,7 +974,7 @@ fn an_answer_about_another_aggregate_is_confirmed() {
 /// Outcomes cross to JS through the hand-written codec: the derive's JSON.
 #[test]
 fn the_outcome_codec_writes_what_the_derive_writes() {
-    use crate::core::protocol::ToJson;
+    use crate::core::protocol::float_text;
     let mut r = record(CommandStage::Processed, false);
     r.state = IntentState::Unknown;
     r.reason = Some("timeout".into());
@@ -988,7 +988,9 @@ fn the_outcome_codec_writes_what_the_derive_writes() {
     ] {
         outcome.status = status;
         outcome.downstream_pending = Some(CommandStage::Snapshot);
-        let ours = serde_json::to_value(outcome.to_json()).unwrap();
+        let ours: serde_json::Value =
+            serde_json::from_str(&crate::core::protocol::JsonOut::of(&outcome, float_text))
+                .unwrap();
         assert_eq!(ours, serde_json::to_value(&outcome).unwrap());
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::json_codec::{ObjectWriter, ToJson};
+use super::json_codec::{JsonOut, ObjectWriter, ToJson};
 use super::json_value::JsonValue;
 use super::route::{AggregateRoute, RouteError};
 
@@ -102,22 +102,22 @@ pub struct ListQuery {
 }
 
 impl ToJson for Condition {
-    fn to_json(&self) -> JsonValue {
-        let mut o = ObjectWriter::new();
+    fn write_json(&self, out: &mut JsonOut) {
+        let mut o = ObjectWriter::new(out);
         if !self.field.is_empty() {
-            o = o.put("field", &self.field);
+            o.put("field", &self.field);
         }
-        o = o.put("operator", self.operator.as_str());
+        o.put("operator", &self.operator.as_str());
         if !is_empty_value(&self.value) {
-            o = o.put("value", &self.value);
+            o.put("value", &self.value);
         }
         o.non_empty("children", &self.children).done()
     }
 }
 
 impl ToJson for ListQuery {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("condition", &self.condition)
             .put("limit", &self.limit)
             .done()
@@ -189,7 +189,8 @@ mod tests {
             "limit": 1
         });
         assert_eq!(body, expected);
-        let ours = serde_json::to_value(query().list_body().to_json()).unwrap();
+        let text = super::super::JsonOut::of(&query().list_body(), super::super::float_text);
+        let ours: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(ours, expected, "the wasm build's hand-written body");
         assert_eq!(query().list_path().unwrap(), "/account/event/list");
         assert_eq!(query().count_path().unwrap(), "/account/event/count");

@@ -30,11 +30,14 @@ macro_rules! error_codes {
             }
 
             /// Parses a wire string; unknown strings become [`ErrorCode::Other`].
+            /// A lookup in [`ErrorCode::KNOWN`], not a `match` on every
+            /// string (a chain of comparisons several times its size).
             pub fn parse(code: &str) -> ErrorCode {
-                match code {
-                    $( $wire => ErrorCode::$variant, )*
-                    other => ErrorCode::Other(other.to_owned()),
-                }
+                ErrorCode::KNOWN
+                    .iter()
+                    .find(|known| known.as_str() == code)
+                    .cloned()
+                    .unwrap_or_else(|| ErrorCode::Other(code.to_owned()))
             }
 
             /// The HTTP status the server answers with in JSON mode (PROTOCOL §2.4);
@@ -212,8 +215,8 @@ impl<'de> Deserialize<'de> for ErrorCode {
 }
 
 impl super::json_codec::ToJson for ErrorCode {
-    fn to_json(&self) -> super::JsonValue {
-        super::JsonValue::String(self.as_str().to_owned())
+    fn write_json(&self, out: &mut super::JsonOut) {
+        self.as_str().write_json(out);
     }
 }
 

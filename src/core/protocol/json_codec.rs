@@ -1,5 +1,7 @@
-//! Hand-written conversions between the core's typed values and
-//! [`JsonValue`], in exactly the shape their serde derives write.
+//! Hand-written conversions of the core's typed values: written straight
+//! to JSON text ([`ToJson`]: no tree of values is built and copied first),
+//! read from a [`JsonValue`] ([`FromJson`]); in exactly the shape their
+//! serde derives write.
 //!
 //! Why both: the serde derives are the reference (native callers, the test
 //! gateway, serde_json in tests), while the wasm build converts through these
@@ -9,7 +11,7 @@
 
 use ::core::fmt;
 
-use super::JsonValue;
+use super::{FloatText, JsonValue};
 
 /// Why a value did not convert; static text, so building one formats nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,10 +40,41 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// JSON text being written: every typed value goes straight into it, its
+/// non-integral numbers written by `float` (the engine's digits in the
+/// shipped modules, [`float_text`](super::float_text) natively).
+pub struct JsonOut {
+    /// The text so far.
+    pub text: String,
+    float: FloatText,
+}
+
+impl JsonOut {
+    /// Empty text, numbers written by `float`.
+    pub fn new(float: FloatText) -> JsonOut {
+        JsonOut {
+            text: String::with_capacity(256),
+            float,
+        }
+    }
+
+    /// `value`'s JSON text.
+    pub fn of(value: &(impl ToJson + ?Sized), float: FloatText) -> String {
+        let mut out = JsonOut::new(float);
+        value.write_json(&mut out);
+        out.text
+    }
+
+    /// Free-form JSON.
+    pub fn value(&mut self, value: &JsonValue) {
+        value.write_text::<false>(&mut self.text, self.float);
+    }
+}
+
 /// A value written as JSON, as its serde derive writes it.
 pub trait ToJson {
-    /// The value as JSON.
-    fn to_json(&self) -> JsonValue;
+    /// Writes the value's JSON into `out`.
+    fn write_json(&self, out: &mut JsonOut);
 }
 
 /// A value read from JSON, accepting what its serde derive accepts. It takes
@@ -64,38 +97,48 @@ fn in_field(e: JsonError, field: &'static str) -> JsonError {
     }
 }
 
-/// Builds a JSON object field by field, in the order serde writes them.
-#[derive(Default)]
-pub struct ObjectWriter(Vec<(String, JsonValue)>);
+/// Writes a JSON object field by field, in the order serde writes them.
+pub struct ObjectWriter<'a> {
+    out: &'a mut JsonOut,
+    empty: bool,
+}
 
-impl ObjectWriter {
-    /// An empty object.
-    pub fn new() -> ObjectWriter {
-        ObjectWriter(Vec::with_capacity(8))
+impl<'a> ObjectWriter<'a> {
+    /// An object, begun in `out`.
+    pub fn new(out: &'a mut JsonOut) -> ObjectWriter<'a> {
+        out.text.push('{');
+        ObjectWriter { out, empty: true }
     }
-    /// Writes `key`.
-    pub fn put(mut self, key: &str, value: &(impl ToJson + ?Sized)) -> ObjectWriter {
-        self.0.push((key.to_owned(), value.to_json()));
+    /// Writes `key` (one of the crate's own names: nothing to escape).
+    pub fn put(&mut self, key: &str, value: &(impl ToJson + ?Sized)) -> &mut ObjectWriter<'a> {
+        self.key(key);
+        value.write_json(self.out);
         self
     }
+    fn key(&mut self, key: &str) {
+        let text = &mut self.out.text;
+        text.push_str(if self.empty { "\"" } else { ",\"" });
+        text.push_str(key);
+        text.push_str("\":");
+        self.empty = false;
+    }
     /// Writes `key` unless it is `None` (`skip_serializing_if = "Option::is_none"`).
-    pub fn some<T: ToJson>(self, key: &str, value: &Option<T>) -> ObjectWriter {
-        match value {
-            Some(v) => self.put(key, v),
-            None => self,
+    pub fn some<T: ToJson>(&mut self, key: &str, value: &Option<T>) -> &mut ObjectWriter<'a> {
+        if let Some(v) = value {
+            self.put(key, v);
         }
+        self
     }
     /// Writes `key` unless the list is empty (`skip_serializing_if = "Vec::is_empty"`).
-    pub fn non_empty<T: ToJson>(self, key: &str, value: &[T]) -> ObjectWriter {
-        if value.is_empty() {
-            self
-        } else {
-            self.put(key, value)
+    pub fn non_empty<T: ToJson>(&mut self, key: &str, value: &[T]) -> &mut ObjectWriter<'a> {
+        if !value.is_empty() {
+            self.put(key, value);
         }
+        self
     }
-    /// The object.
-    pub fn done(self) -> JsonValue {
-        JsonValue::Object(self.0)
+    /// Ends the object.
+    pub fn done(&mut self) {
+        self.out.text.push('}');
     }
 }
 
@@ -194,13 +237,13 @@ pub fn read_name(value: &JsonValue) -> Result<&str, JsonError> {
     value.as_str().ok_or(WRONG_TYPE)
 }
 
-/// A unit enum's wire name from its table of `(variant, name)`.
-pub fn wire_name<T: PartialEq>(table: &[(T, &'static str)], value: &T) -> JsonValue {
+/// Writes a unit enum's wire name from its table of `(variant, name)`.
+pub fn wire_name<T: PartialEq>(table: &[(T, &'static str)], value: &T, out: &mut JsonOut) {
     let name = table
         .iter()
         .find(|(v, _)| v == value)
         .map_or("", |(_, n)| n);
-    name.to_json()
+    name.write_json(out);
 }
 
 /// The variant a wire name stands for in `table`; `None` for a name it lacks.
@@ -219,8 +262,8 @@ pub const UNKNOWN_NAME: JsonError = JsonError {
 };
 
 impl ToJson for JsonValue {
-    fn to_json(&self) -> JsonValue {
-        self.clone()
+    fn write_json(&self, out: &mut JsonOut) {
+        out.value(self);
     }
 }
 impl FromJson for JsonValue {
@@ -230,13 +273,13 @@ impl FromJson for JsonValue {
 }
 
 impl ToJson for str {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::String(self.to_owned())
+    fn write_json(&self, out: &mut JsonOut) {
+        super::json_value::write_string(self, &mut out.text);
     }
 }
 impl ToJson for String {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::String(self.clone())
+    fn write_json(&self, out: &mut JsonOut) {
+        self.as_str().write_json(out);
     }
 }
 impl FromJson for String {
@@ -249,8 +292,8 @@ impl FromJson for String {
 }
 
 impl ToJson for bool {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::Bool(*self)
+    fn write_json(&self, out: &mut JsonOut) {
+        out.text.push_str(if *self { "true" } else { "false" });
     }
 }
 impl FromJson for bool {
@@ -263,8 +306,8 @@ impl FromJson for bool {
 }
 
 impl ToJson for i64 {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::Int(*self)
+    fn write_json(&self, out: &mut JsonOut) {
+        crate::core::text::Piece::push_to(self, &mut out.text);
     }
 }
 impl FromJson for i64 {
@@ -278,11 +321,8 @@ impl FromJson for i64 {
 }
 
 impl ToJson for u64 {
-    fn to_json(&self) -> JsonValue {
-        match i64::try_from(*self) {
-            Ok(i) => JsonValue::Int(i),
-            Err(_) => JsonValue::UInt(*self),
-        }
+    fn write_json(&self, out: &mut JsonOut) {
+        crate::core::text::Piece::push_to(self, &mut out.text);
     }
 }
 impl FromJson for u64 {
@@ -296,8 +336,8 @@ impl FromJson for u64 {
 }
 
 impl ToJson for u32 {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::Int((*self).into())
+    fn write_json(&self, out: &mut JsonOut) {
+        u64::from(*self).write_json(out);
     }
 }
 impl FromJson for u32 {
@@ -306,23 +346,36 @@ impl FromJson for u32 {
     }
 }
 
+impl<T: ToJson + ?Sized> ToJson for &T {
+    fn write_json(&self, out: &mut JsonOut) {
+        (**self).write_json(out);
+    }
+}
+
 impl<T: ToJson> ToJson for Option<T> {
-    fn to_json(&self) -> JsonValue {
+    fn write_json(&self, out: &mut JsonOut) {
         match self {
-            Some(v) => v.to_json(),
-            None => JsonValue::Null,
+            Some(v) => v.write_json(out),
+            None => out.text.push_str("null"),
         }
     }
 }
 
 impl<T: ToJson> ToJson for [T] {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::Array(self.iter().map(ToJson::to_json).collect())
+    fn write_json(&self, out: &mut JsonOut) {
+        out.text.push('[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.text.push(',');
+            }
+            item.write_json(out);
+        }
+        out.text.push(']');
     }
 }
 impl<T: ToJson> ToJson for Vec<T> {
-    fn to_json(&self) -> JsonValue {
-        self.as_slice().to_json()
+    fn write_json(&self, out: &mut JsonOut) {
+        self.as_slice().write_json(out);
     }
 }
 impl<T: FromJson> FromJson for Vec<T> {
@@ -344,8 +397,12 @@ impl<T: FromJson> FromJson for Vec<T> {
 
 /// A pair, as serde writes a tuple: `[a, b]`.
 impl ToJson for (String, String) {
-    fn to_json(&self) -> JsonValue {
-        JsonValue::Array(vec![self.0.to_json(), self.1.to_json()])
+    fn write_json(&self, out: &mut JsonOut) {
+        out.text.push('[');
+        self.0.write_json(out);
+        out.text.push(',');
+        self.1.write_json(out);
+        out.text.push(']');
     }
 }
 impl FromJson for (String, String) {
@@ -374,20 +431,19 @@ where
         + PartialEq
         + std::fmt::Debug,
 {
-    let ours = value.to_json();
+    let text = JsonOut::of(value, super::float_text);
     let theirs: serde_json::Value = serde_json::to_value(value).unwrap();
-    let ours_as_serde: serde_json::Value = serde_json::to_value(&ours).unwrap();
-    assert_eq!(ours_as_serde, theirs, "to_json writes what serde writes");
+    let ours_as_serde: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(ours_as_serde, theirs, "write_json writes what serde writes");
     let parsed: JsonValue = serde_json::from_value(theirs).unwrap();
     assert_eq!(
         &T::from_json(parsed).unwrap(),
         value,
         "from_json reads what serde wrote"
     );
-    let text = serde_json::to_string(&ours).unwrap();
     assert_eq!(
         &serde_json::from_str::<T>(&text).unwrap(),
         value,
-        "serde reads what to_json wrote"
+        "serde reads what write_json wrote"
     );
 }

@@ -258,7 +258,8 @@ fn split_exponential(text: &str) -> (&str, &str) {
     text.split_once(['e', 'E']).unwrap_or((text, "0"))
 }
 
-fn write_string(s: &str, out: &mut String) {
+/// Writes `s` as a JSON string.
+pub(crate) fn write_string(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {

@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use super::error::ProtocolError;
 use super::error_code::ErrorCode;
 use super::json_codec::JsonError;
-use super::json_codec::{wire_name, wire_variant, FromJson, ObjectReader, ObjectWriter, ToJson};
+use super::json_codec::{
+    wire_name, wire_variant, FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson,
+};
 use super::json_value::JsonValue;
 use super::stage::CommandStage;
 
@@ -243,8 +245,8 @@ impl FunctionKind {
 }
 
 impl ToJson for FunctionKind {
-    fn to_json(&self) -> JsonValue {
-        wire_name(&FunctionKind::WIRE, self)
+    fn write_json(&self, out: &mut JsonOut) {
+        wire_name(&FunctionKind::WIRE, self, out)
     }
 }
 
@@ -256,8 +258,8 @@ impl FromJson for FunctionKind {
 }
 
 impl ToJson for FunctionInfo {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("functionKind", &self.function_kind)
             .put("contextName", &self.context_name)
             .put("processorName", &self.processor_name)
@@ -280,8 +282,8 @@ impl FromJson for FunctionInfo {
 }
 
 impl ToJson for BindingError {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("name", &self.name)
             .put("msg", &self.msg)
             .done()
@@ -300,8 +302,8 @@ impl FromJson for BindingError {
 }
 
 impl ToJson for CommandResult {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("id", &self.id)
             .put("waitCommandId", &self.wait_command_id)
             .put("stage", &self.stage)
@@ -334,8 +336,8 @@ impl FromJson for CommandResult {
 }
 
 impl ToJson for ErrorInfo {
-    fn to_json(&self) -> JsonValue {
-        ObjectWriter::new()
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
             .put("errorCode", &self.error_code)
             .put("errorMsg", &self.error_msg)
             .non_empty("bindingErrors", &self.binding_errors)

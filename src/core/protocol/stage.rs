@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::json_codec::{read_name, FromJson, ToJson, UNKNOWN_NAME};
+use super::json_codec::{read_name, FromJson, JsonOut, ToJson, UNKNOWN_NAME};
 use super::{JsonError, JsonValue};
 
 /// A command's processing stage, in the server's declaration order.
@@ -106,8 +106,8 @@ impl ::core::fmt::Display for CommandStage {
 }
 
 impl ToJson for CommandStage {
-    fn to_json(&self) -> JsonValue {
-        self.as_str().to_json()
+    fn write_json(&self, out: &mut JsonOut) {
+        self.as_str().write_json(out)
     }
 }
 
