@@ -298,12 +298,15 @@ async fn processing_slower_than_the_caller_still_ends_in_one_stream() {
     assert_eq!(stored("account", &id, &rid).await, 1);
     // The journal says how each wait ended, beside the caller's deadline.
     let journal = rust(&settle(c.intents()).await.unwrap());
-    let record = journal
+    let Some(record) = journal
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["requestId"] == rid.as_str())
-        .unwrap();
+    else {
+        let aside = rust(&settle(c.quarantined()).await.unwrap());
+        panic!("no record of {rid} ({o}) in the journal: {journal}; quarantined: {aside}");
+    };
     let first = &record["attempts"][0];
     assert_eq!(first["waitEndedBy"], "timeout", "{record}");
     assert!(
@@ -630,4 +633,44 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     // Nothing is left to resume.
     let again = rust(&settle(reloaded.resume(None)).await.unwrap());
     assert_eq!(again["driven"].as_array().unwrap().len(), 0);
+}
+
+#[wasm_bindgen_test]
+async fn a_history_query_that_never_answers_ends_at_the_clients_deadline() {
+    // Held queries, as over a black-holed connection: each is aborted at the
+    // client's timeoutMs, counts as history unavailable, and the call
+    // settles (escalated) instead of waiting forever; history back, the
+    // same intent is confirmed, never sent again.
+    let c =
+        client(json!({"timeoutMs": 600, "retry": {"baseMs": 20, "maxMs": 50, "maxConfirms": 2}}))
+            .await;
+    let owner = unique("hang");
+    let add = js(
+        json!({"aggregate": {"resource": "cart", "ownerId": owner, "id": owner}, "method": "POST",
+        "path": format!("/owner/{owner}/cart/add_cart_item"), "body": {"productId": "p-1", "quantity": 1}}),
+    );
+    fault(
+        json!({"match": {"aggregateId": owner}, "fault": "drop_response_after_append", "times": 1}),
+    )
+    .await;
+    fault(json!({"match": {"path": "/cart/event/*"}, "fault": "query_hang", "times": 2})).await;
+    let o = outcome(&c, add).await;
+    assert_eq!(o["status"], "escalated", "{o}");
+    assert_eq!(o["attempts"], 1);
+    assert_eq!(
+        fired(&owner).await,
+        vec!["drop_response_after_append".to_owned()],
+        "the command's own fault"
+    );
+    let again = rust(
+        &settle(c.confirm(JsValue::from_str(o["intentId"].as_str().unwrap()), None))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(again["status"], "succeeded", "{again}");
+    assert_eq!(again["attempts"], 1, "confirmed, never resent");
+    assert_eq!(
+        stored("cart", &owner, o["requestId"].as_str().unwrap()).await,
+        1
+    );
 }

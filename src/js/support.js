@@ -172,7 +172,10 @@ export async function awaitDownstream(plan, options, checkDefault, headers, with
     try {
       if (rank === 2) {
         const extra = headers ? await callWithin(headers, null, [], withinMs, "headers()") : {};
-        const r = version == null ? null : await fetch(plan.snapshotUrl, { headers: { ...extra, Accept: "application/json" } });
+        // A read that outlives the wait is aborted: a snapshot store that never answers ends nothing.
+        const signal = AbortSignal.timeout(Math.max(until - Date.now(), 1));
+        const r = version == null ? null
+          : await fetch(plan.snapshotUrl, { headers: { ...extra, Accept: "application/json" }, signal });
         reached = !!r?.ok && (await r.json()).version >= version;
       } else {
         reached = (await callWithin(check, null, [question], withinMs, "check()")) === true;

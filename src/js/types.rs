@@ -60,7 +60,7 @@ export interface ConnectOptions {
   baseUrl: string;
   storage?: "indexedDB" | "localStorage" | "memory" | StorageAdapter;
   namespace?: string;
-  /** Caller timeout per attempt, ms (default 30000). Ends only the local wait. */
+  /** Caller timeout per attempt, ms (default 30000); also bounds each history query. Ends only the local wait. */
   timeoutMs?: number;
   waitStage?: CommandStage;
   /** Server-side Command-Wait-Timeout, ms (default: timeoutMs). */

@@ -11,7 +11,7 @@ use super::locks::{IntentLock, LockAttempt, PendingLock};
 use super::network;
 use super::random::random_u64;
 use super::storage::AnyStore;
-use super::time::{self, AbortAt};
+use super::time;
 use super::{call_and_await, to_js, JsFailure};
 use crate::core::journal::{IntentRecord, IntentState, Journal};
 use crate::core::machine::{
@@ -109,7 +109,8 @@ impl Client {
             Some(f) => custom_confirm(f, query, need_facts, self.callback_timeout_ms).await,
             None => {
                 let extra = self.extra_headers().await.unwrap_or_default();
-                http::confirm_with_gateway(&self.base_url, query, need_facts, &extra).await
+                let within = u32::try_from(self.config.caller_timeout_ms).unwrap_or(u32::MAX);
+                http::confirm_with_gateway(&self.base_url, query, need_facts, &extra, within).await
             }
         }
     }
@@ -277,18 +278,6 @@ impl Client {
         let deadline = machine
             .poll_timeout()
             .unwrap_or_else(|| time::now() + 30_000);
-        let controller = match web_sys::AbortController::new() {
-            Ok(c) => c,
-            Err(e) => {
-                let why = JsFailure::from(e).text();
-                return machine.handle_transport_error(
-                    time::now(),
-                    attempt,
-                    TransportError::NeverSent(why),
-                );
-            }
-        };
-        let _abort = AbortAt::new(&controller, deadline);
         let trace = self
             .trace_context
             .then(|| traceparent(&machine.record().request_id, random_u64()))
@@ -315,7 +304,7 @@ impl Client {
             stream,
             self.legacy_timeout,
             &extra,
-            &controller.signal(),
+            u32::try_from((deadline - time::now()).max(1)).unwrap_or(u32::MAX),
         );
         let result = match request {
             Err(f) => Err(f),

@@ -18,24 +18,27 @@ use crate::core::protocol::{
 
 #[wasm_bindgen(module = "/src/web/network.js")]
 extern "C" {
+    #[wasm_bindgen(js_name = readJsonBody)]
+    fn read_json_body(response: &web_sys::Response) -> js_sys::Promise;
     #[wasm_bindgen(js_name = gatewayRequest, catch)]
     fn gateway_request(
         url: &str,
         method: &str,
         headers: &str,
         body: &str,
-        signal: Option<&web_sys::AbortSignal>,
+        timeout_ms: u32,
     ) -> Result<web_sys::Request, JsValue>;
 }
 
 /// A request built in one call into JS (not a builder call per header),
-/// sent by gloo-net; the headers were checked by [`CommandHeaders`].
+/// sent by gloo-net, aborted after `timeout_ms`; the headers were checked by
+/// [`CommandHeaders`].
 fn request(
     url: &str,
     method: &str,
     headers: &CommandHeaders,
     body: &str,
-    signal: Option<&web_sys::AbortSignal>,
+    timeout_ms: u32,
 ) -> Result<Request, String> {
     let mut lines = String::with_capacity(512);
     for (name, value) in headers.iter() {
@@ -46,7 +49,7 @@ fn request(
         lines.push('\n');
         lines.push_str(value);
     }
-    gateway_request(url, method, &lines, body, signal)
+    gateway_request(url, method, &lines, body, timeout_ms)
         .map(Request::from)
         .map_err(|e| JsFailure::from(e).text())
 }
@@ -56,15 +59,20 @@ fn request(
 pub enum Failure {
     /// The request could not be built: it never left.
     NeverSent(String),
-    /// The deadline's AbortController fired.
+    /// The deadline passed: the request was aborted.
     Aborted,
     /// The network failed; the request may have arrived.
     Lost(String),
 }
 
+/// What a request's deadline (`AbortSignal.timeout`) rejects with.
+fn is_deadline(name: &str) -> bool {
+    name == "TimeoutError" || name == "AbortError"
+}
+
 fn failure(e: JsValue) -> Failure {
     let f = JsFailure::from(e);
-    if f.name == "AbortError" {
+    if is_deadline(&f.name) {
         Failure::Aborted
     } else {
         Failure::Lost(f.text())
@@ -73,7 +81,7 @@ fn failure(e: JsValue) -> Failure {
 
 fn gloo_failure(e: gloo_net::Error) -> Failure {
     match e {
-        gloo_net::Error::JsError(js) if js.name == "AbortError" => Failure::Aborted,
+        gloo_net::Error::JsError(js) if is_deadline(&js.name) => Failure::Aborted,
         other => Failure::Lost(gloo_text(other)),
     }
 }
@@ -88,13 +96,10 @@ fn gloo_text(e: gloo_net::Error) -> String {
     }
 }
 
-/// A response body read with `JSON.parse` and decoded without serde_json.
+/// A stream event's data read with `JSON.parse` and decoded without serde_json.
 fn body_from_text(text: &str) -> ResponseBody {
     match js_sys::JSON::parse(text) {
-        Ok(value) => match super::json_from_js(value) {
-            Ok(json) => ResponseBody::from_json(json),
-            Err(e) => ResponseBody::Other { reason: e.message },
-        },
+        Ok(value) => body_from_js(value),
         Err(e) => ResponseBody::Other {
             reason: text!(
                 "not JSON (",
@@ -104,6 +109,26 @@ fn body_from_text(text: &str) -> ResponseBody {
             ),
         },
     }
+}
+
+fn body_from_js(value: JsValue) -> ResponseBody {
+    match super::json_from_js(value) {
+        Ok(json) => ResponseBody::from_json(json),
+        Err(e) => ResponseBody::Other { reason: e.message },
+    }
+}
+
+/// A whole answer's body, read and parsed by the engine (`readJsonBody`):
+/// what it holds, or why it holds nothing usable.
+async fn body_of(response: &web_sys::Response) -> Result<Result<JsValue, String>, JsValue> {
+    let read = JsFuture::from(read_json_body(response)).await?;
+    let value = super::guard::get(&read, "value");
+    Ok(match value {
+        Some(v) if !v.is_undefined() => Ok(v),
+        _ => Err(super::guard::get(&read, "reason")
+            .and_then(|r| r.as_string())
+            .unwrap_or_default()),
+    })
 }
 
 fn snippet(text: &str) -> String {
@@ -119,14 +144,14 @@ pub fn url(base: &str, path: &str) -> String {
     text!(base.trim_end_matches('/'), path)
 }
 
-/// Builds attempt requests for one intent.
+/// Builds an attempt's request for one intent, aborted after `timeout_ms`.
 pub fn command_request(
     base_url: &str,
     record: &IntentRecord,
     stream: bool,
     legacy_timeout: bool,
     extra: &[(String, String)],
-    signal: &web_sys::AbortSignal,
+    timeout_ms: u32,
 ) -> Result<Request, Failure> {
     let c = &record.command;
     let mut headers = CommandHeaders::new();
@@ -161,7 +186,7 @@ pub fn command_request(
         &method,
         &headers,
         &body,
-        Some(signal),
+        timeout_ms,
     )
     .map_err(Failure::NeverSent)
 }
@@ -179,13 +204,9 @@ async fn read_json(response: Response) -> Result<(JsonResponse, Option<u64>), Fa
     let status = response.status();
     let header = response.headers().get(names::ERROR_CODE);
     let after = retry_after(&response);
-    let text = response.text().await.map_err(gloo_failure)?;
-    let body = if text.trim().is_empty() {
-        ResponseBody::Other {
-            reason: "empty body".into(),
-        }
-    } else {
-        body_from_text(&text)
+    let body = match body_of(&response.into()).await.map_err(failure)? {
+        Ok(value) => body_from_js(value),
+        Err(reason) => ResponseBody::Other { reason },
     };
     Ok((
         JsonResponse {
@@ -261,12 +282,15 @@ pub async fn send_attempt(
 }
 
 /// The default confirmer: the gateway's own event queries (`…/event/count`
-/// for existence, `…/event/list` when the stream's facts are wanted).
+/// for existence, `…/event/list` when the stream's facts are wanted). A
+/// query not answered within `within_ms` is aborted and history counts as
+/// unavailable: nothing waits on a connection that never answers.
 pub async fn confirm_with_gateway(
     base_url: &str,
     query: &ConfirmQuery,
     need_facts: bool,
     extra: &[(String, String)],
+    within_ms: u32,
 ) -> ConfirmAnswer {
     let (path, body) = if need_facts {
         (query.list_path(), super::to_text(&query.list_body()))
@@ -289,21 +313,27 @@ pub async fn confirm_with_gateway(
     if let Err(e) = checked {
         return ConfirmAnswer::Unavailable(e.message());
     }
-    let response = match request(&url(base_url, &path), "POST", &headers, &body, None) {
+    let late =
+        || ConfirmAnswer::Unavailable(text!(path, " did not answer within ", within_ms, " ms"));
+    let response = match request(&url(base_url, &path), "POST", &headers, &body, within_ms) {
         Ok(request) => request.send().await,
         Err(e) => return ConfirmAnswer::Unavailable(e),
     };
     let response = match response {
         Ok(r) if r.ok() => r,
         Ok(r) => return ConfirmAnswer::Unavailable(text!(path, " answered ", r.status())),
-        Err(e) => return ConfirmAnswer::Unavailable(gloo_text(e)),
+        Err(e) => match gloo_failure(e) {
+            Failure::Aborted => return late(),
+            Failure::Lost(why) | Failure::NeverSent(why) => return ConfirmAnswer::Unavailable(why),
+        },
     };
-    let text = match response.text().await {
-        Ok(t) => t,
-        Err(e) => return ConfirmAnswer::Unavailable(gloo_text(e)),
-    };
-    let Ok(value) = js_sys::JSON::parse(&text) else {
-        return ConfirmAnswer::Unavailable(text!(path, " did not answer JSON"));
+    let value = match body_of(&response.into()).await {
+        Ok(Ok(value)) => value,
+        Ok(Err(_)) => return ConfirmAnswer::Unavailable(text!(path, " did not answer JSON")),
+        Err(e) => match failure(e) {
+            Failure::Aborted => return late(),
+            Failure::Lost(why) | Failure::NeverSent(why) => return ConfirmAnswer::Unavailable(why),
+        },
     };
     if need_facts {
         let Ok(JsonValue::Array(streams)) = super::json_from_js(value) else {

@@ -1,5 +1,5 @@
 // `navigator.onLine` and the `online` event (src/web/network.rs), and the
-// requests sent over the network (src/web/http.rs).
+// requests sent over the network and their JSON answers (src/web/http.rs).
 
 // Whether the runtime reports being online; runtimes without `navigator.onLine`
 // (Node, edge runtimes) always are.
@@ -24,10 +24,28 @@ export function onOnline(f) {
 
 // A request to the gateway, built in one call (src/web/http.rs): `headers`
 // is "name\nvalue\nname\nvalue…" (names are distinct tokens and values hold
-// no line breaks, both checked in Rust).
-export function gatewayRequest(url, method, headers, body, signal) {
+// no line breaks, both checked in Rust). It is aborted after `timeoutMs` (the
+// attempt's deadline, a history query's bound): the request and the reading
+// of its body end then (a `TimeoutError`), whatever the network does; its
+// timer keeps no runtime alive.
+export function gatewayRequest(url, method, headers, body, timeoutMs) {
   const h = Object.create(null); // a "__proto__" header is a header
   const parts = headers ? headers.split("\n") : [];
   for (let i = 0; i + 1 < parts.length; i += 2) h[parts[i]] = parts[i + 1];
-  return new Request(url, { method, headers: h, body, signal: signal ?? undefined });
+  const signal = AbortSignal.timeout(Math.min(Math.max(timeoutMs, 1), 2147483647));
+  return new Request(url, { method, headers: h, body, signal });
+}
+
+// A whole answer's body, read and parsed here, once: `{ value }` (what
+// JSON.parse made of it), `{ reason }` (blank, or not JSON, with the start
+// of the text), or a rejection when the body could not be read (a cut
+// connection). The text never crosses into the module to be parsed again.
+export async function readJsonBody(response) {
+  const text = await response.text();
+  if (text.trim() === "") return { reason: "empty body" };
+  try {
+    return { value: JSON.parse(text) };
+  } catch (e) {
+    return { reason: `not JSON (${e.name}: ${e.message}): ${text.slice(0, 120)}` };
+  }
 }

@@ -7,8 +7,6 @@ const delay = (ms) => Math.min(Math.max(0, ms), 2147483647);
 export function sleepMs(ms, idle) {
   return new Promise((r) => { const t = setTimeout(r, delay(ms)); if (idle) t?.unref?.(); });
 }
-export function after(ms, f) { return setTimeout(f, delay(ms)); }
-export function cancelAfter(handle) { clearTimeout(handle); }
 
 // Shortest round-trip digits, for the fingerprints' float text (src/web/mod.rs).
 export function exponential(f, digits) { return digits == null ? f.toExponential() : Math.abs(f).toExponential(Math.min(digits, 100)); }

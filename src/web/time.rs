@@ -8,10 +8,6 @@ use wasm_bindgen::prelude::*;
 extern "C" {
     #[wasm_bindgen(js_name = sleepMs)]
     fn sleep_ms(ms: f64, idle: bool) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = after)]
-    fn after(ms: f64, f: &js_sys::Function) -> JsValue;
-    #[wasm_bindgen(js_name = cancelAfter)]
-    fn cancel_after(handle: &JsValue);
 }
 
 /// Milliseconds since the epoch.
@@ -28,30 +24,4 @@ pub async fn sleep(ms: i64) {
 /// with nothing else to do exits instead of waiting for it.
 pub async fn idle(ms: i64) {
     let _ = wasm_bindgen_futures::JsFuture::from(sleep_ms(ms as f64, true)).await;
-}
-
-/// Aborts `controller` at `deadline` (epoch ms) unless dropped first.
-#[derive(Debug)]
-pub struct AbortAt {
-    handle: JsValue,
-    _closure: Closure<dyn FnMut()>,
-}
-
-impl AbortAt {
-    /// Schedules the abort.
-    pub fn new(controller: &web_sys::AbortController, deadline: i64) -> AbortAt {
-        let controller = controller.clone();
-        let closure = Closure::<dyn FnMut()>::new(move || controller.abort());
-        let handle = after((deadline - now()) as f64, closure.as_ref().unchecked_ref());
-        AbortAt {
-            handle,
-            _closure: closure,
-        }
-    }
-}
-
-impl Drop for AbortAt {
-    fn drop(&mut self) {
-        cancel_after(&self.handle);
-    }
 }

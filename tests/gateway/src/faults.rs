@@ -37,6 +37,10 @@ pub enum FaultKind {
     PrecheckFalsePositive,
     /// Event queries fail: confirmation is impossible.
     QueryUnavailable,
+    /// Queries (event queries, snapshot reads) are held and never answered,
+    /// as over a black-holed connection: only the client's own deadline
+    /// ends them.
+    QueryHang,
     /// Answers with another request's success (its requestId and
     /// aggregateId); nothing is processed or stored.
     MisrouteAnswer,

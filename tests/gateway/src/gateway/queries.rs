@@ -16,6 +16,20 @@ impl App {
             .is_some()
     }
 
+    /// `query_hang`: holds a query without an answer (ten minutes, far past
+    /// any client's deadline), as a black-holed connection would.
+    pub(super) async fn hold_if_hung(&self, req_method: &str, path: &str) {
+        let s = Subject {
+            method: req_method,
+            path,
+            aggregate_id: None,
+            request_id: None,
+        };
+        if self.faults.pick(&s, &[FaultKind::QueryHang]).is_some() {
+            tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+        }
+    }
+
     pub(super) async fn event_query(
         &self,
         target: &Target,
@@ -23,6 +37,7 @@ impl App {
         req: Request<Incoming>,
     ) -> Response<Body> {
         let path = req.uri().path().to_owned();
+        self.hold_if_hung("POST", &path).await;
         if self.query_fault("POST", &path) {
             return http::unavailable();
         }

@@ -122,7 +122,10 @@ impl App {
                 Ok(self.load_range(&target, &id, &head, &tail, &req))
             }
             (&Method::GET, [id, "state"]) => Ok(self.state(&target, id)),
-            (&Method::GET, [id, "snapshot"]) => Ok(self.snapshot(&target, id)),
+            (&Method::GET, [id, "snapshot"]) => {
+                self.hold_if_hung("GET", &path).await;
+                Ok(self.snapshot(&target, id))
+            }
             (&Method::GET, [what @ ("state" | "snapshot")])
                 if target.agg.owner == Owner::AggregateId && target.owner.is_some() =>
             {
