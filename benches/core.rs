@@ -2,6 +2,8 @@
 //! over a whole send → confirm → retry → succeed lifecycle) and the SSE
 //! decoder plus element decoding (MB/s). `npm run bench` prints them.
 
+#![allow(clippy::disallowed_macros)] // a bench: format! is allowed here (clippy.toml)
+
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};

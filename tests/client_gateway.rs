@@ -1,6 +1,7 @@
 //! The client against the real test gateway, in headless Chromium and in
 //! Node: every fault ends in the outcome the design rules prescribe, and the
 //! gateway's history holds exactly one stream per intent.
+#![allow(clippy::disallowed_macros)] // a test: format! is allowed here (clippy.toml)
 #![cfg(target_arch = "wasm32")]
 
 mod support;

@@ -1,5 +1,6 @@
 //! Adapter storage and the in-memory store, in every JS runtime (Node too:
 //! the adapter needs nothing from a browser).
+#![allow(clippy::disallowed_macros)] // a test: format! is allowed here (clippy.toml)
 #![cfg(target_arch = "wasm32")]
 
 mod support;

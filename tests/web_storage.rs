@@ -1,5 +1,6 @@
 //! Intent storage in a real browser: IndexedDB, localStorage, quarantine,
 //! a full storage, Web Locks and BroadcastChannel.
+#![allow(clippy::disallowed_macros)] // a test: format! is allowed here (clippy.toml)
 #![cfg(target_arch = "wasm32")]
 
 mod support;

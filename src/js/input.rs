@@ -444,7 +444,7 @@ pub fn intent(
         .method
         .unwrap_or_else(|| if create { "POST" } else { "PUT" }.into())
         .to_ascii_uppercase();
-    if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
+    if !crate::core::protocol::is_command_method(&method) {
         return Err(text!("method `", method, "` is not a command method"));
     }
     let headers = input.headers.unwrap_or_default();

@@ -177,7 +177,7 @@ pub fn command_request(
         headers.set(name, value).map_err(|e| never(&e))?;
     }
     let method = c.method.to_ascii_uppercase();
-    if !matches!(method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
+    if !crate::core::protocol::is_command_method(&method) {
         return Err(Failure::NeverSent(text!("unsupported method ", method)));
     }
     let body = super::to_text(&c.body);

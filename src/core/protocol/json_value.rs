@@ -152,7 +152,9 @@ pub type FloatText = fn(f64, &mut String);
 /// module is built with `-Zfmt-debug=none`, where `{:?}` writes nothing.
 /// Debug prints the shortest round-trip digits, in exponent form outside
 /// 1e-4 ≤ |f| < 1e16, and always with a `.` otherwise: JSON for every
-/// finite number.
+/// finite number. Native callers' writer: the shipped modules take the
+/// engine's digits instead ([`float_text_from_exponential`]) and never link it.
+#[allow(clippy::disallowed_macros)]
 pub fn float_text(f: f64, out: &mut String) {
     use std::fmt::Write;
     let magnitude = f.abs();

@@ -29,6 +29,6 @@ pub use json_codec::{FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson};
 pub use json_value::{float_text, float_text_from_exponential, FloatText, JsonValue, MAX_NESTING};
 pub use response::{JsonResponse, ResponseBody, StreamElement};
 pub use result::{BindingError, CommandResult, ErrorInfo, FunctionInfo, FunctionKind};
-pub use route::{AggregateRoute, RouteError};
+pub use route::{is_command_method, AggregateRoute, RouteError};
 pub use sse::{SseDecoder, SseError, SseEvent};
 pub use stage::CommandStage;

@@ -79,6 +79,12 @@ fn push_segment(path: &mut String, part: &'static str, segment: &str) -> Result<
     Ok(())
 }
 
+/// Whether `method` (upper case) sends a command: `POST`, `PUT`, `PATCH`
+/// or `DELETE` (a `GET` is a query).
+pub fn is_command_method(method: &str) -> bool {
+    matches!(method, "POST" | "PUT" | "PATCH" | "DELETE")
+}
+
 impl AggregateRoute {
     /// A route to `resource` with no optional parts.
     pub fn new(resource: &str) -> AggregateRoute {

@@ -82,8 +82,9 @@ impl AdapterKv {
         self.builtin
     }
 
-    /// Whether writes are atomic compare-and-swaps.
-    pub fn is_atomic(&self) -> bool {
+    /// Whether the store offers `compareAndSet` (an atomic compare-and-swap
+    /// where it holds: localStorage's within its tab only).
+    pub fn has_compare_and_set(&self) -> bool {
         method(&self.raw, "compareAndSet").is_some()
     }
 
@@ -187,7 +188,7 @@ impl TextKv for AdapterKv {
         value: &JsValue,
         flush: bool,
     ) -> Result<Option<bool>, StoreError> {
-        if !self.is_atomic() {
+        if !self.has_compare_and_set() {
             return Ok(None);
         }
         let args = [

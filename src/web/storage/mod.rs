@@ -82,11 +82,8 @@ pub fn record_from_stored<R: StoredRecord>(value: JsValue) -> Result<R, RecordEr
 #[derive(Debug)]
 pub struct AnyStore {
     store: AdapterStore,
-    /// Whether of two processes racing on one record exactly one wins:
-    /// IndexedDB (a transaction), memory (one process) and an adapter with
-    /// `compareAndSet`, not localStorage (whose compare-and-swap holds
-    /// within a tab only).
-    exclusive: bool,
+    /// See [`AnyStore::compares_and_swaps`].
+    compares_and_swaps: bool,
 }
 
 impl AnyStore {
@@ -105,10 +102,10 @@ impl AnyStore {
         callback_timeout_ms: u32,
         namespace: &str,
     ) -> Result<AnyStore, StoreError> {
-        let builtin = |kv: JsValue, immediate: bool, exclusive: bool| {
+        let builtin = |kv: JsValue, immediate: bool, compares_and_swaps: bool| {
             Ok(AnyStore {
                 store: adapter::open(kv.unchecked_into(), 0, immediate, true)?,
-                exclusive,
+                compares_and_swaps,
             })
         };
         match storage.as_string().as_deref() {
@@ -142,8 +139,11 @@ impl AnyStore {
                     false,
                     false,
                 )?;
-                let exclusive = store.kv().is_atomic();
-                Ok(AnyStore { store, exclusive })
+                let compares_and_swaps = store.kv().has_compare_and_set();
+                Ok(AnyStore {
+                    store,
+                    compares_and_swaps,
+                })
             }
         }
     }
@@ -153,7 +153,7 @@ impl AnyStore {
     /// transaction), memory (one process), an adapter with `compareAndSet`.
     /// localStorage (within a tab only) and an adapter without it do not.
     pub fn compares_and_swaps(&self) -> bool {
-        self.exclusive
+        self.compares_and_swaps
     }
 
     /// Whether everything that shares this store shares the runtime's Web
