@@ -45,9 +45,11 @@ export function useCommand(): UseCommand;
 
 /**
  * The journal's record of one intent (its intentId, requestId or intentKey), live across tabs and
- * reloads. `undefined` until first read; `null` when there is no such intent.
+ * reloads. `undefined` until the journal has been read; `null` when there is no such intent; never the
+ * record of another intent. The hooks share one store per client: one read seeds it, and each change is
+ * one read of the intent that changed, however long the journal is.
  */
 export function useIntent(intent: string | null | undefined): IntentRecord | null | undefined;
 
-/** The journal's records matching `filter`, oldest first, live (`[]` until first read). */
+/** The journal's records matching `filter`, oldest first, live (`[]` until first read); the same array while none of them changed. */
 export function useIntents(filter?: IntentFilter): readonly IntentRecord[];

@@ -6,7 +6,9 @@
 //
 // Nothing here touches `window` at import or while rendering: the client is
 // connected in an effect, so server rendering returns the initial state.
-import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import {
+  createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, useSyncExternalStore,
+} from "react";
 import init, { CommandError, WowClient } from "wow-command-client";
 
 const Context = createContext(null);
@@ -144,64 +146,138 @@ export function useCommand() {
 
 /**
  * The journal's record of one intent (by intentId, requestId or intentKey),
- * live: read when mounted and again on each of its state changes, from any
- * tab or the Service Worker. `undefined` until first read, `null` when the
- * journal has no such intent (or `intent` is null).
+ * live across tabs, reloads and the Service Worker. `undefined` until the
+ * journal has been read, `null` when it has no such intent (or `intent` is
+ * null); never the record of another intent than the one asked for.
  */
 export function useIntent(intent) {
-  const match = useMemo(() => (intent == null ? null
-    : (r) => r.intentId === intent || r.requestId === intent || r.intentKey === intent), [intent]);
-  const records = useJournal("useIntent", match, match);
-  return match == null ? null : records === undefined ? undefined : records[0] ?? null;
+  const records = useJournal("useIntent");
+  return useMemo(() => {
+    if (intent == null) return null;
+    if (records === undefined) return undefined;
+    return records.find((r) => r.intentId === intent || r.requestId === intent || r.intentKey === intent) ?? null;
+  }, [records, intent]);
 }
 
 /**
  * The journal's records that match `filter` (`intentId`, `intentKey`,
- * `states`, as `client.subscribe`), oldest first, live. `[]` until first read.
+ * `states`, as `client.subscribe`), oldest first, live. `[]` until first
+ * read. The same array while nothing in it changed.
  */
 export function useIntents(filter) {
   const { intentId, intentKey, states } = filter ?? {};
   const key = JSON.stringify([intentId ?? null, intentKey ?? null, states ?? null]);
-  const match = useMemo(() => {
+  const records = useJournal("useIntents");
+  const last = useRef(EMPTY);
+  return useMemo(() => {
+    if (records === undefined) return EMPTY;
     const [id, k, s] = JSON.parse(key);
-    return (r) => (id == null || r.intentId === id) && (k == null || r.intentKey === k) && (s == null || s.includes(r.state));
-  }, [key]);
-  // A record may leave the list (its state changed): any change reads again.
-  return useJournal("useIntents", match, null) ?? EMPTY;
+    const picked = records.filter((r) => (id == null || r.intentId === id) && (k == null || r.intentKey === k)
+      && (s == null || s.includes(r.state)));
+    const same = picked.length === last.current.length && picked.every((r, i) => r === last.current[i]);
+    return (last.current = same ? last.current : picked);
+  }, [records, key]);
 }
 const EMPTY = Object.freeze([]);
 
-/**
- * The records `match` picks, read from the journal when the client is
- * there and again after each state change `relevant` lets through (all
- * when null). One read at a time: changes that arrive during a read are
- * covered by one more read after it.
- */
-function useJournal(hook, match, relevant) {
+/** The provider's journal store, as a snapshot: the records oldest first, or undefined before the first read. */
+function useJournal(hook) {
   const { client } = useConnection(hook);
-  const [records, setRecords] = useState(undefined);
-  useEffect(() => {
-    if (!client || !match) return undefined;
-    setRecords(undefined); // not another intent's record while the first read runs
-    let live = true, reading = false, again = false;
-    const read = async () => {
-      if (reading) { again = true; return; }
-      reading = true;
-      try {
-        do {
-          again = false;
-          const all = await client.intents();
-          if (live) setRecords(all.filter(match));
-        } while (again && live);
-      } catch {
-        // The journal could not be read now; the next change reads again.
-      } finally {
-        reading = false;
-      }
-    };
-    const stop = client.subscribe((event) => { if (!relevant || relevant(event)) read(); });
-    read();
-    return () => { live = false; stop(); };
-  }, [client, match, relevant]);
-  return records;
+  const store = client ? storeOf(client) : NO_STORE;
+  return useSyncExternalStore(store.subscribe, store.snapshot, serverSnapshot);
+}
+const serverSnapshot = () => undefined;
+const NO_STORE = { subscribe: () => () => {}, snapshot: () => undefined };
+
+const stores = new WeakMap(); // client -> its journal store
+const storeOf = (client) => {
+  let store = stores.get(client);
+  if (!store) stores.set(client, (store = journalStore(client)));
+  return store;
+};
+
+/**
+ * A client's journal as the hooks see it, shared by all of them: one
+ * `intents()` read seeds it, then each announced change (from this client,
+ * another tab or the Service Worker) is one read of that intent
+ * (`client.intent(id)`), so a change costs the same few reads however long
+ * the journal is. A record that did not change stays the same object, and
+ * the list is a new array only when something in it changed. It listens
+ * while some hook does, and reads the journal again when one starts after
+ * none did.
+ */
+function journalStore(client) {
+  let records; // the snapshot: records oldest first, or undefined until seeded
+  let stop = null;
+  const listeners = new Set();
+  const reading = new Map(); // intentId -> true while read, "again" when changed meanwhile
+  const held = []; // events that came while the seed read ran
+  const publish = (next) => {
+    records = next;
+    for (const l of listeners) l();
+  };
+  const order = (a, b) => a.createdAt - b.createdAt || (a.intentId < b.intentId ? -1 : a.intentId > b.intentId ? 1 : 0);
+  const place = (record, id) => {
+    const at = records.findIndex((r) => r.intentId === id);
+    if (record === null) return at < 0 ? records : records.filter((_, i) => i !== at);
+    if (at >= 0) return records[at].revision >= record.revision ? records : records.map((r, i) => (i === at ? record : r));
+    return [...records, record].sort(order);
+  };
+  const read = async (id) => {
+    if (reading.has(id)) return void reading.set(id, "again");
+    reading.set(id, true);
+    try {
+      do {
+        reading.set(id, true);
+        const record = await client.intent(id);
+        if (stop && records) {
+          const next = place(record, id);
+          if (next !== records) publish(next);
+        }
+      } while (reading.get(id) === "again" && stop);
+    } catch {
+      // This read failed; the intent's next change reads it again.
+    } finally {
+      reading.delete(id);
+    }
+  };
+  const changed = (event) => {
+    if (!records) return void held.push(event);
+    const known = records.find((r) => r.intentId === event.intentId);
+    if (!known || known.revision < event.revision) read(event.intentId);
+  };
+  const start = () => {
+    stop = client.subscribe(changed);
+    client.intents().then((all) => {
+      if (!stop) return;
+      publish(all);
+      for (const event of held.splice(0)) changed(event);
+    }, () => {
+      // The journal could not be read: the next hook to start reads it again.
+      stop?.();
+      stop = null;
+    });
+  };
+  // The last hook gone, the store stops a moment later: a hook that comes
+  // back at once (StrictMode mounts twice, a list re-keyed) finds it seeded.
+  let idle = null;
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      clearTimeout(idle);
+      if (!stop) start();
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size > 0) return;
+        idle = setTimeout(() => {
+          if (listeners.size > 0 || !stop) return;
+          stop();
+          stop = null;
+          records = undefined;
+          held.length = 0;
+        }, 0);
+      };
+    },
+    snapshot: () => records,
+  };
 }

@@ -293,6 +293,24 @@ impl WowClient {
         )
     }
 
+    /// One intent's record (by intentId, requestId or intentKey), or null
+    /// when the journal has none: one read, however long the journal is.
+    #[wasm_bindgen(unchecked_return_type = "Promise<IntentRecord | null>")]
+    pub fn intent(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
+    ) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let found = inner
+                .journal
+                .find(&intent_ref(&intent)?)
+                .await
+                .map_err(journal_error)?;
+            Ok(found.map_or(JsValue::NULL, |r| to_js(&r)))
+        })
+    }
+
     /// The journal's records, oldest first, for UIs.
     #[wasm_bindgen(unchecked_return_type = "Promise<IntentRecord[]>")]
     pub fn intents(&self) -> js_sys::Promise {

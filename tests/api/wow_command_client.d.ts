@@ -372,6 +372,11 @@ export class WowClient {
      */
     static connect(options: ConnectOptions): Promise<WowClient>;
     /**
+     * One intent's record (by intentId, requestId or intentKey), or null
+     * when the journal has none: one read, however long the journal is.
+     */
+    intent(intent: string): Promise<IntentRecord | null>;
+    /**
      * The journal's records, oldest first, for UIs.
      */
     intents(): Promise<IntentRecord[]>;

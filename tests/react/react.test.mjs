@@ -141,6 +141,42 @@ test("unmounting the sender mid-flight stops the observation, not the intent", a
   await context.close();
 });
 
+test("a journal of 10,000 intents: a new command costs a few journal reads, not the journal; useIntent never shows another key's record", async () => {
+  const context = await browser.newContext();
+  const owner = unique("many");
+  const page = await open(context, `owner=${owner}&journal=10000&switch=old-000007,old-009998,old-000007`);
+  await page.waitForFunction(() => JSON.parse(document.querySelector("#outbox").dataset.records).length === 10_000,
+    null, { timeout: 30_000 });
+  const seeded = await page.evaluate(() => ({ ...window.reads }));
+  // Three reads of the journal (each lists its records and its quarantine): connect's check of
+  // the storage, resume(), and one read for all the hooks (three of them, under StrictMode).
+  assert.ok(seeded.listed <= 3 * 10_000, `one read seeds every hook: ${JSON.stringify(seeded)}`);
+
+  // A new command, with a list of everything and one useIntent mounted.
+  await page.click("#add");
+  await reaches(page, "#sender", "succeeded");
+  const intentId = await data(page, "#sender", "intent");
+  await listedSucceeded(page, intentId);
+  const after = await page.evaluate(() => ({ ...window.reads }));
+  const cost = { list: after.list - seeded.list, get: after.get - seeded.get };
+  assert.equal(cost.list, 0, `no whole-journal read for a change: ${JSON.stringify(cost)}`);
+  assert.ok(cost.get <= 8, `a few reads of the one intent per change, whatever the journal's size: ${JSON.stringify(cost)}`);
+  assert.equal(JSON.parse(await data(page, "#outbox", "records")).length, 10_001);
+
+  // Pointed at another key, then back: only the record of the key asked for (or nothing yet).
+  for (let i = 0; i < 2; i++) await page.click("#switch");
+  await page.waitForFunction(() => document.querySelector("#switcher").dataset.at === "2");
+  const shown = JSON.parse(await data(page, "#switcher", "shown"));
+  const wrong = shown.filter(([key, id]) => id !== "undefined" && id !== key);
+  assert.deepEqual(wrong, [], `every render showed the asked-for intent: ${JSON.stringify(shown)}`);
+  assert.deepEqual([...new Set(shown.map(([key]) => key))], ["old-000007", "old-009998"]);
+  assert.ok(shown.some(([key, id]) => key === "old-009998" && id === "old-009998"), "the second key's record was shown");
+  await gateway.idle();
+  assert.equal(await gateway.stored("cart", owner, JSON.parse(await data(page, "#outbox", "records"))
+    .find((r) => r.intentId === intentId).requestId), 1);
+  await context.close();
+});
+
 test("server rendering: the entry imports and renders in Node.js without a window, nothing connects", async () => {
   const { createElement: h } = await import("react");
   const { renderToString } = await import("react-dom/server");

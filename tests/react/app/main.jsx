@@ -16,6 +16,35 @@ const options = {
   // Telemetry whose listener throws: it must change nothing.
   onEvent: (event) => { events.push(event); throw new Error("a broken telemetry listener"); },
 };
+// `?journal=N`: a caller's storage adapter that counts its reads, holding N
+// settled intents already (what a long-lived app's journal holds).
+if (params.get("journal")) {
+  const map = new Map();
+  const reads = (window.reads = { get: 0, list: 0, listed: 0 });
+  for (let i = 0; i < Number(params.get("journal")); i++) {
+    const id = `old-${String(i).padStart(6, "0")}`;
+    map.set(`wow-intents/react-app/${id}`, JSON.stringify({ schemaVersion: 1, namespace: "react-app", intentId: id, requestId: id,
+      aggregate: { resource: "cart", aggregateId: id }, command: { method: "PUT", path: `/cart/${id}/add_cart_item`, body: {},
+        create: false, wait: { stage: "PROCESSED", timeoutMs: 4000 } }, fingerprint: "0".repeat(40), state: "succeeded",
+      attempts: [], createdAt: 1_700_000_000_000 + i, updatedAt: 1_700_000_000_000 + i, revision: 1 }));
+  }
+  options.storage = {
+    async get(key) { reads.get++; return map.get(key) ?? null; },
+    async set(key, value) { map.set(key, value); },
+    async delete(key) { map.delete(key); },
+    async list(prefix) {
+      reads.list++;
+      const found = [...map].filter(([key]) => key.startsWith(prefix));
+      reads.listed += found.length;
+      return found;
+    },
+    async compareAndSet(key, expected, value) {
+      if ((map.has(key) ? JSON.parse(map.get(key)).revision : 0) !== expected) return false;
+      map.set(key, value);
+      return true;
+    },
+  };
+}
 
 /** Every value `value` takes while rendered, in order, as JSON in `data-seen`. */
 function useSeen(value) {
@@ -61,6 +90,19 @@ function Watched({ intent }) {
   return <section id="watched" data-state={state} data-seen={seen} data-request={record?.requestId ?? ""}>{state}</section>;
 }
 
+/** `useIntent` pointed at one key, then another (`#switch`): every record rendered, with the key it was rendered for. */
+function Switcher({ keys }) {
+  const [at, setAt] = useState(0);
+  const record = useIntent(keys[at]);
+  const shown = useRef([]);
+  shown.current.push([keys[at], record === undefined ? "undefined" : record === null ? null : record.intentId]);
+  return (
+    <section id="switcher" data-shown={JSON.stringify(shown.current)} data-at={at}>
+      <button id="switch" onClick={() => setAt((a) => (a + 1) % keys.length)}>Next</button>
+    </section>
+  );
+}
+
 function Ready() {
   const { client, error } = useWowClient();
   return <p id="ready" data-ready={client ? "yes" : error ? String(error) : "no"} />;
@@ -75,6 +117,7 @@ function App() {
       {showSender && <Sender />}
       <button id="hide" onClick={() => setShowSender(false)}>Hide the sender</button>
       {intent && <Watched intent={intent} />}
+      {params.get("switch") && <Switcher keys={params.get("switch").split(",")} />}
       <Outbox />
     </WowProvider>
   );
