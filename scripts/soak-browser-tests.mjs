@@ -7,6 +7,7 @@
 // or the runner's error, and keeps its whole output under target/soak/.
 //
 //   node scripts/soak-browser-tests.mjs [--runs 30] [--release] [--engines chromium,firefox,webkit]
+//                                       [--binaries storage_adapter,client_gateway]
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -16,6 +17,7 @@ const argv = process.argv.slice(2);
 const runs = Number(argv[argv.indexOf("--runs") + 1] || 30) || 30;
 const release = argv.includes("--release");
 const engines = argv.includes("--engines") ? argv[argv.indexOf("--engines") + 1].split(",") : ["chromium", "firefox", "webkit"];
+const only = argv.includes("--binaries") ? argv[argv.indexOf("--binaries") + 1].split(",") : null;
 
 execFileSync("cargo", ["build", "-q", "-p", "wow-test-gateway"], { cwd: root, stdio: "inherit" });
 const gateway = await startGateway({ quiet: true });
@@ -27,7 +29,8 @@ try {
   { cwd: root, env, encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "inherit"] });
   if (build.status !== 0) throw new Error("the test binaries did not build");
   const binaries = build.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
-    .filter((m) => m.reason === "compiler-artifact" && m.profile?.test && m.executable).map((m) => m.executable);
+    .filter((m) => m.reason === "compiler-artifact" && m.profile?.test && m.executable).map((m) => m.executable)
+    .filter((b) => !only || only.some((name) => basename(b).startsWith(`${name}-`) || (name === "lib" && basename(b).startsWith("wow_command_client-"))));
 
   const rows = [];
   for (const engine of engines) for (const binary of binaries) {
