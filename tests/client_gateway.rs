@@ -145,10 +145,8 @@ async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing
     js_sys::Reflect::set(&options, &"headers".into(), &headers_hanging_once()).unwrap();
     let c = WowClient::open(options).await.unwrap();
     let id = unique("hung");
-    let began = js_sys::Date::now();
+    // Ended by the callback's own bound (the message names it), not by the attempt's 5 s.
     let o = &rust(&settle(c.send(create(&id), None)).await.unwrap());
-    let took = js_sys::Date::now() - began;
-    assert!(took < 2000.0, "settled within the bound: {took} ms");
     assert_eq!(o["status"], "rejected", "{o}");
     assert_eq!(o["appended"], false);
     let msg = o["error"]["errorMsg"].as_str().unwrap_or_default();
@@ -244,21 +242,18 @@ async fn a_storage_adapter_that_never_settles_is_unavailable_storage() {
     let options =
         js(json!({"baseUrl": base(), "namespace": unique("hang"), "callbackTimeoutMs": 150}));
     js_sys::Reflect::set(&options, &"storage".into(), &hanging_adapter()).unwrap();
-    let began = js_sys::Date::now();
     let refused = WowClient::open(options)
         .await
         .err()
         .expect("connect refuses");
-    let took = js_sys::Date::now() - began;
-    assert!(took < 2000.0, "settled within the bound: {took} ms");
     let e = rust(&error_of(&refused));
     assert_eq!(e["code"], "StorageUnavailable", "{e}");
     assert!(
         e["message"]
             .as_str()
             .unwrap_or_default()
-            .contains("list() did not settle"),
-        "{e}"
+            .contains("list() did not settle within 150 ms"),
+        "ended by the adapter's bound: {e}"
     );
 }
 
