@@ -41,6 +41,9 @@ const bounds = {
   total: seconds("WASM_TEST_TOTAL_TIMEOUT", 900),
 };
 const nocapture = args.includes("--nocapture");
+// How long a page whose module trapped outside its tests may stay silent
+// before it is reported stalled (its tests print a line each, most within a second).
+const THROWN_GRACE_MS = 20_000;
 const say = (line) => process.stderr.write(`[wasm-test-runner] ${line}\n`);
 
 // The runner's interactive page (its index.html, not a bench), with its
@@ -63,6 +66,13 @@ const page = `<!DOCTYPE html>
   // still fire (a throttled or frozen page) or it waits on something.
   window.__beat = { count: 0, at: Date.now() };
   setInterval(() => { window.__beat = { count: window.__beat.count + 1, at: Date.now() }; }, 1000);
+  // What the page threw that no test caught (a trap in a callback, a
+  // rejection nobody handled): in every engine, not only where the console
+  // can be read, so a page that stops after one says what it was.
+  window.__thrown = [];
+  const thrown = (what, e) => window.__thrown.push(what + ": " + (e && e.stack ? String(e) + " | " + e.stack.split("\\n").slice(0, 6).join(" | ") : String(e)));
+  addEventListener("error", (e) => thrown("uncaught", e.error ?? e.message));
+  addEventListener("unhandledrejection", (e) => thrown("unhandled rejection", e.reason));
 </script>
 <script src="run.js" type="module"></script>
 </body></html>
@@ -192,6 +202,7 @@ function pageState() {
     focused: document.hasFocus(),
     beats: window.__beat?.count ?? null,
     sinceBeatMs: window.__beat ? Date.now() - window.__beat.at : null,
+    thrown: window.__thrown ?? [],
   };
 }
 
@@ -210,6 +221,7 @@ async function follow(output, consoleLines) {
   let text = "";
   let started = false;
   let lastProgress = Date.now();
+  let thrownAt = null;
   let state = {};
   for (;;) {
     state = await output();
@@ -222,20 +234,29 @@ async function follow(output, consoleLines) {
     }
     if (/test result: /.test(text)) break;
     const now = Date.now();
+    // A wasm trap outside every test (a RuntimeError: the module's state is
+    // past trusting), then nothing printed for a while: the harness is not
+    // coming back (its executor is left mid-task). Other throws are only told.
+    if (thrownAt === null && state.thrown?.some((t) => /RuntimeError/.test(t))) thrownAt = now;
     const stalled =
       (!started && now - began > bounds.start && `did not start its tests within ${bounds.start / 1000} s`) ||
+      (thrownAt !== null && now - Math.max(thrownAt, lastProgress) > THROWN_GRACE_MS &&
+        `trapped outside its tests and printed nothing for ${THROWN_GRACE_MS / 1000} s since`) ||
       (started && now - lastProgress > bounds.idle && `printed nothing for ${bounds.idle / 1000} s`) ||
       (now - began > bounds.total && `did not finish within ${bounds.total / 1000} s`);
     if (stalled) {
       dumpConsole(consoleLines);
       const last = text.trim().split("\n").pop();
-      const { visibility, focused, beats, sinceBeatMs } = state;
+      const { visibility, focused, beats, sinceBeatMs, thrown = [] } = state;
       throw new Error(`the page ${stalled}; its last line: ${JSON.stringify(last)}; ` +
-        `page ${visibility}, ${focused ? "focused" : "not focused"}, its 1 s timer fired ${beats} times, last ${sinceBeatMs} ms ago`);
+        `page ${visibility}, ${focused ? "focused" : "not focused"}, its 1 s timer fired ${beats} times, last ${sinceBeatMs} ms ago` +
+        (thrown.length ? `; it threw: ${thrown.join(" || ")}` : "; it threw nothing outside its tests"));
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   if (!text.endsWith("\n")) process.stdout.write("\n");
+  // A result line does not hide what was thrown beside the tests.
+  for (const t of state.thrown ?? []) say(`${binary}: the page threw outside its tests: ${t}`);
   const ok = /test result: ok\./.test(text);
   if (!ok) dumpConsole(consoleLines);
   return ok ? 0 : 1;
