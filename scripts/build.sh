@@ -47,13 +47,24 @@ snippets=$(cd pkg && ls -d snippets/*)
 # A glue module and a .d.ts per API; an entry per runtime, differing only in
 # how the .wasm is loaded. Every entry's default export is `init()`: the web
 # entry fetches the module, node and workerd have it loaded at import time.
-entries() { # glue, wasm, error class:its snippet in src/js, web entry, node entry, workerd entry
+entries() { # glue, wasm, error class:its snippet in src/js, web entry, node entry, workerd entry, Class.opener
   local glue=$1 wasm=$2 classes="export { ${3%%:*} } from './${snippets}/src/js/${3#*:}';"
+  local class=${7%%.*} opener=${7#*.}
+  # The web entry's opener loads the module itself when init() was not
+  # called (the .wasm beside the glue; an init() under way is awaited), and
+  # says to call init() when that load fails: before, it was a TypeError
+  # reading a property of undefined.
   cat > "pkg/$4" <<JS
-// Browsers and bundlers: \`await init()\` fetches the .wasm beside this file.
+// Browsers and bundlers: \`await init()\` fetches the .wasm beside this file (${class}.${opener} does, if not yet).
+import init, { ${class} as C } from './${glue}.js';
 export * from './${glue}.js';
 export { default } from './${glue}.js';
 ${classes}
+const o = C.${opener};
+C.${opener} = async (options) => {
+  await init().catch((e) => { throw Error("${class}.${opener}: the .wasm did not load (" + e.message + "); call \`await init(wasmUrl)\` first", { cause: e }); });
+  return o(options);
+};
 JS
   cat > "pkg/$5" <<JS
 // Node.js: the .wasm is read from disk and instantiated at import time.
@@ -75,8 +86,10 @@ ${classes}
 export default async function init() {}
 JS
 }
-entries wow_command_client wow_command_client_bg.wasm CommandError:support.js index.js node.js workerd.js
-entries consumer consumer_bg.wasm EffectError:effect_error.js consumer-web.js consumer-node.js consumer-workerd.js
+entries wow_command_client wow_command_client_bg.wasm CommandError:support.js index.js node.js workerd.js WowClient.connect
+entries consumer consumer_bg.wasm EffectError:effect_error.js consumer-web.js consumer-node.js consumer-workerd.js IdempotentConsumer.open
+# The web entries are downloaded on every cold load too.
+node scripts/minify-js.mjs pkg/index.js pkg/consumer-web.js
 cp adapters/adapters.js adapters/adapters.d.ts adapters/node-adapters.js adapters/node-adapters.d.ts pkg/
 # React bindings: a separate entry, so the client-only download does not change.
 cp react/react.js react/react.d.ts pkg/
@@ -136,7 +149,7 @@ cat > pkg/package.json <<JSON
   "peerDependencies": { "openapi-typescript": "^7.13.0", "react": ">=18", "typescript": "^5.0.0" },
   "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true }, "typescript": { "optional": true } },
   "engines": { "node": ">=18" },
-  "sideEffects": ["./snippets/*", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
+  "sideEffects": ["./snippets/*", "./index.js", "./consumer-web.js", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
   "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "README.md", "LICENSE"]
 }
 JSON

@@ -469,17 +469,13 @@ impl WowClient {
                 "` must be an absolute http(s) URL"
             )));
         }
-        let headers = input::function(&options, "headers").map_err(invalid)?;
-        let confirmer = input::function(&options, "confirm").map_err(invalid)?;
-        let storage =
-            js_sys::Reflect::get(&options, &"storage".into()).unwrap_or(JsValue::UNDEFINED);
         let callback_timeout_ms = parsed
             .callback_timeout_ms
             .map_or(crate::web::DEFAULT_CALLBACK_TIMEOUT_MS, |ms| {
                 u32::try_from(ms).unwrap_or(u32::MAX).min(MAX_TIMER_MS)
             });
         let namespace = parsed.namespace.clone().unwrap_or_else(|| "default".into());
-        let store = AnyStore::open_within(&storage, callback_timeout_ms, &namespace)
+        let store = AnyStore::open_within(&parsed.storage, callback_timeout_ms, &namespace)
             .map_err(|e| journal_error(JournalError::Storage(e)))?;
         let policy = match parsed.request_id.as_deref() {
             None | Some("v7") => crate::core::journal::RequestIdPolicy::RandomV7,
@@ -513,14 +509,14 @@ impl WowClient {
                 base_url: parsed.base_url.trim_end_matches('/').to_owned(),
                 config: config.clone(),
                 legacy_timeout: parsed.legacy_wait_timeout.unwrap_or(false),
-                headers,
-                confirmer,
+                headers: parsed.headers.clone(),
+                confirmer: parsed.confirm.clone(),
                 announcer: Announcer::open(&namespace),
                 callback_timeout_ms,
                 offline_return: parsed.offline_return,
-                on_escalated: input::function(&options, "onEscalated").map_err(invalid)?,
-                check_downstream: input::function(&options, "checkDownstream").map_err(invalid)?,
-                on_event: input::function(&options, "onEvent").map_err(invalid)?,
+                on_escalated: parsed.on_escalated.clone(),
+                check_downstream: parsed.check_downstream.clone(),
+                on_event: parsed.on_event.clone(),
                 trace_context: parsed.trace_context == Some(true),
             }),
             defaults: Defaults {

@@ -64,6 +64,18 @@ pub struct ConnectInput {
     pub max_body_depth: Option<u64>,
     /// `"return"`: a call that meets an offline runtime settles at once.
     pub offline_return: bool,
+    /// Where intents are kept: a storage name, a caller's adapter, or none (the default).
+    pub storage: JsValue,
+    /// Headers for each attempt, asked for before it is sent.
+    pub headers: Option<js_sys::Function>,
+    /// A caller's own source of history, asked before the gateway's.
+    pub confirm: Option<js_sys::Function>,
+    /// Told once when an intent escalates.
+    pub on_escalated: Option<js_sys::Function>,
+    /// A caller's check of downstream stages.
+    pub check_downstream: Option<js_sys::Function>,
+    /// Telemetry events.
+    pub on_event: Option<js_sys::Function>,
 }
 
 #[cfg(feature = "client")]
@@ -81,11 +93,15 @@ impl ConnectInput {
             timeout_ms: o.count("timeoutMs"),
             wait_stage: o.string("waitStage"),
             wait_timeout_ms: o.count("waitTimeoutMs"),
-            retry: o.object("retry").map(|r| RetryInput {
-                max_attempts: r.count("maxAttempts").map(clamp_u32),
-                base_ms: r.count("baseMs"),
-                max_ms: r.count("maxMs"),
-                max_confirms: r.count("maxConfirms").map(clamp_u32),
+            retry: o.object("retry").map(|r| {
+                let retry = RetryInput {
+                    max_attempts: r.count("maxAttempts").map(clamp_u32),
+                    base_ms: r.count("baseMs"),
+                    max_ms: r.count("maxMs"),
+                    max_confirms: r.count("maxConfirms").map(clamp_u32),
+                };
+                r.known();
+                retry
             }),
             legacy_wait_timeout: o.boolean("legacyWaitTimeout"),
             request_id: o.string("requestId"),
@@ -104,7 +120,14 @@ impl ConnectInput {
                     false
                 }
             },
+            storage: o.value("storage"),
+            headers: o.function("headers"),
+            confirm: o.function("confirm"),
+            on_escalated: o.function("onEscalated"),
+            check_downstream: o.function("checkDownstream"),
+            on_event: o.function("onEvent"),
         };
+        o.known();
         o.finish(read)
     }
 }
@@ -213,6 +236,8 @@ impl CommandInput {
             create: c.boolean("create"),
             id_in_path: c.boolean("idInPath"),
         };
+        a.known();
+        c.known();
         c.finish(read)
     }
 }
@@ -227,6 +252,9 @@ pub struct Fields {
     what: String,
     object: JsValue,
     error: Rc<RefCell<Option<String>>>,
+    /// Every name a reader asked for: the object's known fields, spelled
+    /// once, where they are read ([`Fields::known`]).
+    asked: RefCell<Vec<String>>,
 }
 
 impl Fields {
@@ -250,6 +278,7 @@ impl Fields {
             what: what.to_owned(),
             object: object.clone(),
             error,
+            asked: RefCell::default(),
         })
     }
 
@@ -266,6 +295,43 @@ impl Fields {
         }
     }
 
+    /// After every field is read: refuses the first of the object's own
+    /// keys that no reader asked for, naming the nearest known one (`timeout`
+    /// for `timeoutMs` was silently ignored).
+    #[cfg(feature = "client")]
+    pub fn known(&self) {
+        let asked = self.asked.borrow();
+        let unknown = crate::web::guard::keys(&self.object)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|key| !asked.contains(key));
+        if let Some(key) = unknown {
+            // The nearest name asked for, if near enough to be a misspelling.
+            let mut best = 2.max(key.len() / 3) + 1;
+            let mut hint = String::new();
+            for name in asked.iter() {
+                let d = crate::core::text::distance(&key, name);
+                if d < best {
+                    best = d;
+                    hint = text!(": did you mean ", name, "?");
+                }
+            }
+            self.refuse(text!(self.what, ".", key, " is not an option", hint));
+        }
+    }
+
+    /// A function field.
+    #[cfg(feature = "client")]
+    pub fn function(&self, name: &str) -> Option<js_sys::Function> {
+        self.read(name, "a function", |v| crate::web::guard::function(&v))
+    }
+
+    /// A field of any value, read as it is (a storage adapter, or its name).
+    #[cfg(feature = "client")]
+    pub fn value(&self, name: &str) -> JsValue {
+        self.get(name).unwrap_or(JsValue::UNDEFINED)
+    }
+
     /// The error kept (after a [`Fields::refuse`]).
     #[cfg(feature = "client")]
     fn first_error(&self) -> String {
@@ -273,6 +339,7 @@ impl Fields {
     }
 
     fn get(&self, name: &str) -> Option<JsValue> {
+        self.asked.borrow_mut().push(name.to_owned());
         match js_sys::Reflect::get(&self.object, &JsValue::from_str(name)) {
             Ok(v) if v.is_undefined() || v.is_null() => None,
             Ok(v) => Some(v),

@@ -57,7 +57,14 @@ export interface ConfirmAnswer {
 }
 
 export interface ConnectOptions {
+  /** The gateway's absolute http(s) URL; command paths are appended to it. */
   baseUrl: string;
+  /**
+   * Where intents are kept, written before each is sent (default "indexedDB", which only browsers
+   * and Service Workers have). Elsewhere pass an adapter (`fileAdapter` from
+   * `wow-command-client/adapters/node`, `kvAdapter`, `denoKvAdapter`, `durableObjectAdapter` from
+   * `wow-command-client/adapters`, or your own), or "memory": kept only while the process lives.
+   */
   storage?: "indexedDB" | "localStorage" | "memory" | StorageAdapter;
   namespace?: string;
   /** Caller timeout per attempt, ms (default 30000); also bounds each history query. Ends only the local wait. */
@@ -223,13 +230,24 @@ export interface DownstreamOutcome extends Outcome {
 }
 
 export interface Command {
+  /** The aggregate it goes to; `id` may be left out on a create (one is made and kept with the intent). */
   aggregate: { contextAlias?: string; resource: string; id?: string; tenantId?: string; ownerId?: string };
+  /** The command's snake_case name, the path's last segment (`create_account`). */
   action?: string;
+  /** Default POST for a create, PUT otherwise. */
   method?: "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The whole path instead of aggregate + action. */
   path?: string;
   body?: unknown;
+  /** The business intent's key: the same key in the namespace is the same intent (same requestId), never a second one. */
   intentKey?: string;
+  /**
+   * The command creates its aggregate: sent to `/{resource}/{action}` (the id goes in the
+   * `Command-Aggregate-Id` header, not the path) by POST. Leave it out on a create and the gateway
+   * answers NotFound for `/{resource}/{id}/{action}`.
+   */
   create?: boolean;
+  /** Whether the aggregate id is a path segment (default: yes, except on a create). */
   idInPath?: boolean;
   waitStage?: CommandStage;
   waitContext?: string;

@@ -200,13 +200,17 @@ fn retry_after(response: &Response) -> Option<u64> {
         .map(|s| s.saturating_mul(1000))
 }
 
-async fn read_json(response: Response) -> Result<(JsonResponse, Option<u64>), Failure> {
+/// `url`: what a body that is not a gateway's answer names (an app's own
+/// origin by mistake answered 404 with an "empty body").
+async fn read_json(response: Response, url: &str) -> Result<(JsonResponse, Option<u64>), Failure> {
     let status = response.status();
     let header = response.headers().get(names::ERROR_CODE);
     let after = retry_after(&response);
     let body = match body_of(&response.into()).await.map_err(failure)? {
         Ok(value) => body_from_js(value),
-        Err(reason) => ResponseBody::Other { reason },
+        Err(reason) => ResponseBody::Other {
+            reason: text!(reason, " from ", url),
+        },
     };
     Ok((
         JsonResponse {
@@ -237,13 +241,18 @@ pub async fn send_attempt(
     stream: bool,
     on_element: &mut dyn FnMut(StreamElement),
 ) -> Result<Answer, Failure> {
-    let response = request.send().await.map_err(gloo_failure)?;
+    // A failure names where it went: a wrong baseUrl was "Failed to fetch", nothing more.
+    let url = request.url();
+    let response = request.send().await.map_err(|e| match gloo_failure(e) {
+        Failure::Lost(why) => Failure::Lost(text!(why, " (", url, ")")),
+        other => other,
+    })?;
     let is_sse = response
         .headers()
         .get("Content-Type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
     if !stream || !is_sse {
-        let (json, after) = read_json(response).await?;
+        let (json, after) = read_json(response, &url).await?;
         return Ok(Answer::Json(Box::new(json), after));
     }
     let Some(body) = response.body() else {
@@ -324,7 +333,9 @@ pub async fn confirm_with_gateway(
         Ok(r) => return ConfirmAnswer::Unavailable(text!(path, " answered ", r.status())),
         Err(e) => match gloo_failure(e) {
             Failure::Aborted => return late(),
-            Failure::Lost(why) | Failure::NeverSent(why) => return ConfirmAnswer::Unavailable(why),
+            Failure::Lost(why) | Failure::NeverSent(why) => {
+                return ConfirmAnswer::Unavailable(text!(path, ": ", why))
+            }
         },
     };
     let value = match body_of(&response.into()).await {

@@ -21,14 +21,43 @@ async function bundle(name) {
   return out;
 }
 
-let gateway, browser, dist, clientOnly;
+let gateway, clientOnlyGateway, browser, dist, clientOnly;
 before(async () => {
   dist = await bundle("app");
   clientOnly = await bundle("client-only");
   gateway = await startGateway({ www: dist });
+  clientOnlyGateway = await startGateway({ www: clientOnly });
   browser = await launchChromium();
 });
-after(async () => { await browser?.close(); await gateway?.stop(); });
+after(async () => { await browser?.close(); await gateway?.stop(); await clientOnlyGateway?.stop(); });
+
+/** What the client-only app's page says it did: the namespace it connected, or the error. */
+async function clientOnlyOutcome(page) {
+  await page.goto(`${clientOnlyGateway.base}/`);
+  await page.waitForFunction(() => document.body.dataset.namespace || document.body.dataset.error, null, { timeout: 20_000 });
+  return page.evaluate(() => ({ ...document.body.dataset }));
+}
+
+test("an app that never calls init() is initialised by WowClient.connect", async () => {
+  const page = await browser.newPage();
+  try {
+    assert.deepEqual(await clientOnlyOutcome(page), { namespace: "client-only" });
+  } finally {
+    await page.close();
+  }
+});
+
+test("when connect cannot load the module, it says so and says to call init() (not a TypeError from the glue)", async () => {
+  const page = await browser.newPage();
+  try {
+    await page.route("**/*.wasm", (route) => route.fulfill({ status: 404, body: "not here" }));
+    const { error, namespace } = await clientOnlyOutcome(page);
+    assert.equal(namespace, undefined);
+    assert.match(error, /^WowClient\.connect: the \.wasm did not load \(.*404.*\); call `await init\(wasmUrl\)` first$/);
+  } finally {
+    await page.close();
+  }
+});
 
 test("Vite bundles the package by name, the .wasm as an asset, and the bundle sends a command", async () => {
   const assets = readdirSync(join(dist, "assets"));

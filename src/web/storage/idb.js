@@ -26,7 +26,8 @@ export async function idbOpen(name) {
 
 function connect(handle) {
   if (typeof indexedDB === "undefined") {
-    const e = new Error("IndexedDB is not available in this runtime");
+    // The default storage, absent in Node, Deno, Bun and edge runtimes: say what works there.
+    const e = new Error("IndexedDB (the default storage) is not available in this runtime: pass storage: an adapter (fileAdapter from wow-command-client/adapters/node; kvAdapter, denoKvAdapter from wow-command-client/adapters) or \"memory\" (lost when the process ends)");
     e.name = "NotSupportedError";
     return Promise.reject(e);
   }

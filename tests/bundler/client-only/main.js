@@ -1,6 +1,10 @@
-// An app that sends commands and never imports the idempotent consumer.
-import init, { WowClient } from "wow-command-client";
+// An app that sends commands and never imports the idempotent consumer. It
+// never calls init() either: WowClient.connect loads the module itself.
+import { WowClient } from "wow-command-client";
 
-await init();
-const client = await WowClient.connect({ baseUrl: location.origin, namespace: "client-only" });
-document.body.dataset.namespace = client.namespace;
+try {
+  const client = await WowClient.connect({ baseUrl: location.origin, namespace: "client-only" });
+  document.body.dataset.namespace = client.namespace;
+} catch (e) {
+  document.body.dataset.error = e.message;
+}

@@ -1,0 +1,77 @@
+// The mistakes a new user makes in the first hour, and what the package says
+// about each (in Node, through the package's node entry): a misspelled
+// option, the browser's default storage where there is none, a wrong
+// baseUrl, the app's own origin instead of the gateway's.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { startGateway } from "../support/gateway.mjs";
+import { WowClient } from "../../pkg/node.js";
+
+let gateway;
+before(async () => { gateway = await startGateway(); });
+after(async () => { await gateway?.stop(); });
+
+const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
+const options = () => ({ baseUrl: gateway.base, storage: "memory", namespace: unique("first-hour") });
+const create = (id) => ({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+  body: { name: "a", balance: 1 } });
+/** A server on a free port answering every request with `status` and an empty body. */
+const answering = (status) => new Promise((resolve) => {
+  const server = createServer((_, res) => { res.statusCode = status; res.end(); })
+    .listen(0, "127.0.0.1", () => resolve({ base: `http://127.0.0.1:${server.address().port}`, close: () => server.close() }));
+});
+
+test("a misspelled option is refused, naming it and the nearest known one", async () => {
+  const refused = async (given, message) => {
+    const e = await WowClient.connect({ ...options(), ...given }).then(() => assert.fail("connected"), (e) => e);
+    assert.equal(e.code, "InvalidCommand");
+    assert.equal(e.message, `InvalidCommand: ${message}`);
+  };
+  await refused({ timeout: 5 }, "options.timeout is not an option: did you mean timeoutMs?");
+  await refused({ baseURL: "x" }, "options.baseURL is not an option: did you mean baseUrl?");
+  await refused({ retry: { maxAttempt: 2 } }, "options.retry.maxAttempt is not an option: did you mean maxAttempts?");
+  await refused({ frobnicate: true }, "options.frobnicate is not an option");
+  // Every documented option is known, functions and storage included.
+  const client = await WowClient.connect({ ...options(), timeoutMs: 5000, waitStage: "PROCESSED", waitTimeoutMs: 5000,
+    retry: { maxAttempts: 2, baseMs: 10, maxMs: 100, maxConfirms: 2 }, legacyWaitTimeout: false, requestId: "v7",
+    retentionDays: 1, resume: false, persistStorage: false, traceContext: false, callbackTimeoutMs: 1000,
+    maxBodyChars: 1000, maxBodyDepth: 10, offline: "wait", headers: () => ({}), confirm: undefined,
+    onEscalated: () => {}, checkDownstream: undefined, onEvent: () => {} });
+  const e = await client.send({ ...create(unique("typo")), crate: true }).then(() => assert.fail("sent"), (e) => e);
+  assert.equal(e.code, "InvalidCommand");
+  assert.equal(e.message, "InvalidCommand: command.crate is not an option: did you mean create?");
+  const nested = await client.send({ ...create(unique("typo")), aggregate: { resource: "account", aggregateId: "x" } })
+    .then(() => assert.fail("sent"), (e) => e);
+  assert.equal(nested.message, "InvalidCommand: command.aggregate.aggregateId is not an option");
+  assert.equal((await client.intents()).length, 0, "nothing was written, so nothing can be sent later");
+});
+
+test("the default storage where there is no IndexedDB names what works here", async () => {
+  const { storage, ...rest } = options();
+  const e = await WowClient.connect(rest).then(() => assert.fail("connected"), (e) => e);
+  assert.equal(e.code, "StorageUnavailable");
+  assert.match(e.message, /IndexedDB \(the default storage\) is not available in this runtime: pass storage: an adapter \(fileAdapter from wow-command-client\/adapters\/node; /);
+  assert.match(e.message, /or "memory" \(lost when the process ends\)/);
+});
+
+test("a wrong baseUrl: the transport error names the URL it could not reach", async () => {
+  const nobody = await answering(404);
+  nobody.close(); // a port where nothing listens now
+  const client = await WowClient.connect({ ...options(), baseUrl: nobody.base, timeoutMs: 2000,
+    retry: { maxAttempts: 1, baseMs: 5, maxMs: 5, maxConfirms: 1 } });
+  const e = await client.sendAndWait(create(unique("nowhere"))).then(() => assert.fail("succeeded"), (e) => e);
+  assert.ok(e.message.includes(`(${nobody.base}/account/create_account)`), e.message);
+});
+
+test("the app's own origin by mistake: the 404 names the URL that answered it", async () => {
+  const app = await answering(404);
+  try {
+    const client = await WowClient.connect({ ...options(), baseUrl: app.base, retry: { maxAttempts: 1 } });
+    const e = await client.sendAndWait(create(unique("own-origin"))).then(() => assert.fail("succeeded"), (e) => e);
+    assert.equal(e.code, "HttpStatus404");
+    assert.ok(e.message.includes(`empty body from ${app.base}/account/create_account`), e.message);
+  } finally {
+    app.close();
+  }
+});
