@@ -109,29 +109,6 @@ pub fn decimal(n: u64) -> String {
     out
 }
 
-/// The edits (insert, delete, substitute a byte) that turn `a` into `b`,
-/// ASCII letter case aside: how near a misspelled option is to a known one
-/// (option names are ASCII; Unicode case tables would cost kilobytes).
-pub fn distance(a: &str, b: &str) -> usize {
-    // One row of the edit table, kept as it is rolled forward (no indexing,
-    // so no bounds checks in the shipped module).
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.bytes().enumerate() {
-        let (mut diagonal, mut left) = (i, i + 1);
-        let mut cells = row.iter_mut();
-        if let Some(first) = cells.next() {
-            *first = left;
-        }
-        for (cell, cb) in cells.zip(b.bytes()) {
-            let substitute = diagonal + usize::from(!ca.eq_ignore_ascii_case(&cb));
-            diagonal = *cell;
-            left = substitute.min(diagonal + 1).min(left + 1);
-            *cell = left;
-        }
-    }
-    row.last().copied().unwrap_or_default()
-}
-
 /// A `String` of the pieces, in order (each a [`Piece`]).
 macro_rules! text {
     ($($piece:expr),+ $(,)?) => {{
@@ -145,24 +122,6 @@ pub(crate) use text;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn distance_counts_the_edits_letter_case_aside() {
-        for (a, b, edits) in [
-            ("timeout", "timeoutMs", 2),
-            ("crate", "create", 1),
-            ("baseURL", "baseUrl", 0),
-            ("", "abc", 3),
-            ("abc", "", 3),
-            ("namespce", "namespace", 1),
-            ("kitten", "sitting", 3),
-            ("retries", "retry", 3),
-            ("aB", "Ac", 1),
-        ] {
-            assert_eq!(distance(a, b), edits, "{a} → {b}");
-            assert_eq!(distance(b, a), edits, "{b} → {a}");
-        }
-    }
 
     #[test]
     fn numbers_read_as_display_writes_them() {

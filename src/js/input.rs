@@ -296,8 +296,10 @@ impl Fields {
     }
 
     /// After every field is read: refuses the first of the object's own
-    /// keys that no reader asked for, naming the nearest known one (`timeout`
-    /// for `timeoutMs` was silently ignored).
+    /// keys that no reader asked for, listing the ones it knows (`timeout`
+    /// for `timeoutMs` was silently ignored). A list, not the nearest name:
+    /// an edit distance cost 490 B gzip of the module, and a reader finds a
+    /// misspelling in a list at a glance.
     #[cfg(feature = "client")]
     pub fn known(&self) {
         let asked = self.asked.borrow();
@@ -306,17 +308,19 @@ impl Fields {
             .into_iter()
             .find(|key| !asked.contains(key));
         if let Some(key) = unknown {
-            // The nearest name asked for, if near enough to be a misspelling.
-            let mut best = 2.max(key.len() / 3) + 1;
-            let mut hint = String::new();
+            let mut known = String::new();
             for name in asked.iter() {
-                let d = crate::core::text::distance(&key, name);
-                if d < best {
-                    best = d;
-                    hint = text!(": did you mean ", name, "?");
-                }
+                known.push_str(if known.is_empty() { "" } else { ", " });
+                known.push_str(name);
             }
-            self.refuse(text!(self.what, ".", key, " is not an option", hint));
+            self.refuse(text!(
+                self.what,
+                ".",
+                key,
+                " is not an option (known: ",
+                known,
+                ")"
+            ));
         }
     }
 

@@ -22,16 +22,19 @@ const answering = (status) => new Promise((resolve) => {
     .listen(0, "127.0.0.1", () => resolve({ base: `http://127.0.0.1:${server.address().port}`, close: () => server.close() }));
 });
 
-test("a misspelled option is refused, naming it and the nearest known one", async () => {
+const CONNECT_OPTIONS = "baseUrl, namespace, timeoutMs, waitStage, waitTimeoutMs, retry, legacyWaitTimeout, requestId, " +
+  "retentionDays, resume, persistStorage, traceContext, callbackTimeoutMs, maxBodyChars, maxBodyDepth, offline, storage, " +
+  "headers, confirm, onEscalated, checkDownstream, onEvent";
+
+test("a misspelled option is refused, naming it and listing the known ones", async () => {
   const refused = async (given, message) => {
     const e = await WowClient.connect({ ...options(), ...given }).then(() => assert.fail("connected"), (e) => e);
     assert.equal(e.code, "InvalidCommand");
     assert.equal(e.message, `InvalidCommand: ${message}`);
   };
-  await refused({ timeout: 5 }, "options.timeout is not an option: did you mean timeoutMs?");
-  await refused({ baseURL: "x" }, "options.baseURL is not an option: did you mean baseUrl?");
-  await refused({ retry: { maxAttempt: 2 } }, "options.retry.maxAttempt is not an option: did you mean maxAttempts?");
-  await refused({ frobnicate: true }, "options.frobnicate is not an option");
+  await refused({ timeout: 5 }, `options.timeout is not an option (known: ${CONNECT_OPTIONS})`);
+  await refused({ baseURL: "x" }, `options.baseURL is not an option (known: ${CONNECT_OPTIONS})`);
+  await refused({ retry: { maxAttempt: 2 } }, "options.retry.maxAttempt is not an option (known: maxAttempts, baseMs, maxMs, maxConfirms)");
   // Every documented option is known, functions and storage included.
   const client = await WowClient.connect({ ...options(), timeoutMs: 5000, waitStage: "PROCESSED", waitTimeoutMs: 5000,
     retry: { maxAttempts: 2, baseMs: 10, maxMs: 100, maxConfirms: 2 }, legacyWaitTimeout: false, requestId: "v7",
@@ -40,10 +43,12 @@ test("a misspelled option is refused, naming it and the nearest known one", asyn
     onEscalated: () => {}, checkDownstream: undefined, onEvent: () => {} });
   const e = await client.send({ ...create(unique("typo")), crate: true }).then(() => assert.fail("sent"), (e) => e);
   assert.equal(e.code, "InvalidCommand");
-  assert.equal(e.message, "InvalidCommand: command.crate is not an option: did you mean create?");
+  assert.equal(e.message, "InvalidCommand: command.crate is not an option (known: aggregate, action, method, path, body, " +
+    "intentKey, waitStage, waitContext, waitProcessor, waitFunction, waitTailStage, expectedVersion, timeoutMs, waitTimeoutMs, " +
+    "headers, create, idInPath)");
   const nested = await client.send({ ...create(unique("typo")), aggregate: { resource: "account", aggregateId: "x" } })
     .then(() => assert.fail("sent"), (e) => e);
-  assert.equal(nested.message, "InvalidCommand: command.aggregate.aggregateId is not an option");
+  assert.equal(nested.message, "InvalidCommand: command.aggregate.aggregateId is not an option (known: contextAlias, resource, id, tenantId, ownerId)");
   assert.equal((await client.intents()).length, 0, "nothing was written, so nothing can be sent later");
 });
 
