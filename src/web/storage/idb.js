@@ -26,8 +26,10 @@ export async function idbOpen(name) {
 
 function connect(handle) {
   if (typeof indexedDB === "undefined") {
-    // The default storage, absent in Node, Deno, Bun and edge runtimes: say what works there.
-    const e = new Error("IndexedDB (the default storage) is not available in this runtime: pass storage: an adapter (fileAdapter from wow-command-client/adapters/node; kvAdapter, denoKvAdapter from wow-command-client/adapters) or \"memory\" (lost when the process ends)");
+    // The default storage, absent in Node, Deno, Bun and edge runtimes: say
+    // what works there (short: browsers download this line and never show it;
+    // the .d.ts names the adapters).
+    const e = new Error("IndexedDB (the default storage) is not available in this runtime: pass storage: an adapter (wow-command-client/adapters) or \"memory\"");
     e.name = "NotSupportedError";
     return Promise.reject(e);
   }
