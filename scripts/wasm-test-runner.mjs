@@ -53,10 +53,17 @@ const page = `<!DOCTYPE html>
 <pre id="output">Loading scripts...</pre>
 <script>
   const is_bench = false;
+  // The last errors and warnings the page logged, in every engine: a Rust
+  // panic outside a test says what it was only there.
+  window.__logged = [];
   for (const method of ["debug", "log", "info", "warn", "error"]) {
     const og = console[method];
     const on_method = "on_console_" + method;
     console[method] = function (...args) {
+      if (method === "error" || method === "warn") {
+        window.__logged.push(method + ": " + args.map(String).join(" ").slice(0, 2000));
+        if (window.__logged.length > 10) window.__logged.shift();
+      }
       if (window[on_method]) window[on_method](args);
       og.apply(this, args);
     };
@@ -70,7 +77,7 @@ const page = `<!DOCTYPE html>
   // rejection nobody handled): in every engine, not only where the console
   // can be read, so a page that stops after one says what it was.
   window.__thrown = [];
-  const thrown = (what, e) => window.__thrown.push(what + ": " + (e && e.stack ? String(e) + " | " + e.stack.split("\\n").slice(0, 6).join(" | ") : String(e)));
+  const thrown = (what, e) => window.__thrown.push(what + ": " + (e && e.stack ? String(e) + " | " + e.stack.split("\\n").slice(0, 16).join(" | ") : String(e)));
   addEventListener("error", (e) => thrown("uncaught", e.error ?? e.message));
   addEventListener("unhandledrejection", (e) => thrown("unhandled rejection", e.reason));
 </script>
@@ -203,6 +210,7 @@ function pageState() {
     beats: window.__beat?.count ?? null,
     sinceBeatMs: window.__beat ? Date.now() - window.__beat.at : null,
     thrown: window.__thrown ?? [],
+    logged: window.__logged ?? [],
   };
 }
 
@@ -247,16 +255,18 @@ async function follow(output, consoleLines) {
     if (stalled) {
       dumpConsole(consoleLines);
       const last = text.trim().split("\n").pop();
-      const { visibility, focused, beats, sinceBeatMs, thrown = [] } = state;
+      const { visibility, focused, beats, sinceBeatMs, thrown = [], logged = [] } = state;
       throw new Error(`the page ${stalled}; its last line: ${JSON.stringify(last)}; ` +
         `page ${visibility}, ${focused ? "focused" : "not focused"}, its 1 s timer fired ${beats} times, last ${sinceBeatMs} ms ago` +
-        (thrown.length ? `; it threw: ${thrown.join(" || ")}` : "; it threw nothing outside its tests"));
+        (thrown.length ? `; it threw: ${thrown.join(" || ")}` : "; it threw nothing outside its tests") +
+        (logged.length ? `; its last logged errors: ${logged.join(" || ")}` : ""));
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   if (!text.endsWith("\n")) process.stdout.write("\n");
   // A result line does not hide what was thrown beside the tests.
   for (const t of state.thrown ?? []) say(`${binary}: the page threw outside its tests: ${t}`);
+  if (state.thrown?.length) for (const l of state.logged ?? []) say(`${binary}: it logged: ${l}`);
   const ok = /test result: ok\./.test(text);
   if (!ok) dumpConsole(consoleLines);
   return ok ? 0 : 1;
