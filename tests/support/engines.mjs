@@ -145,14 +145,48 @@ function freePort() {
   });
 }
 
+/**
+ * An Xvfb on a display it picked itself (`-displayfd`: the first number
+ * with no lock file, said back once it listens). A display number picked
+ * here at random met the lock files of earlier Xvfbs killed without a
+ * chance to remove them: when the pid in one had been reused by a live
+ * process, that Xvfb refused the display and exited, and MiniBrowser never
+ * started (a run waiting forever, under a parallel build's pid churn).
+ */
+function xvfb() {
+  const server = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+    { stdio: ["ignore", "ignore", "pipe", "pipe"] });
+  let said = "", err = "";
+  server.stderr.on("data", (d) => { err += d; });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { server.kill("SIGTERM"); reject(new Error("Xvfb served no display within 10 s")); }, 10_000);
+    server.stdio[3].on("data", (d) => {
+      said += d;
+      if (!said.includes("\n")) return;
+      clearTimeout(timer);
+      resolve({ server, display: `:${said.trim()}` });
+    });
+    server.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Xvfb exited (${code}) before it served a display: ${err.trim().slice(-300)}`));
+    });
+  });
+}
+
+/** `promise`, or an error saying `what` did not happen within `ms`. */
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 async function webkit() {
   const { Builder } = await import("selenium-webdriver");
   const children = [];
   let display = process.env.DISPLAY;
+  let x = null;
   if (!display) {
-    display = `:${90 + Math.floor(Math.random() * 400)}`;
-    children.push(spawn("Xvfb", [display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"], { stdio: "ignore" }));
-    await sleep(300);
+    ({ server: x, display } = await xvfb());
   }
   const port = await freePort();
   children.push(spawn("WebKitWebDriver", [`--port=${port}`, "--host=127.0.0.1"],
@@ -160,7 +194,8 @@ async function webkit() {
   const server = `http://127.0.0.1:${port}`;
   await poll(async () => { try { return (await fetch(`${server}/status`)).ok; } catch { return false; } }, 10_000);
   const drivers = new Set();
-  const stop = () => { for (const c of children) c.kill("SIGKILL"); };
+  // Xvfb is asked to stop (SIGTERM): it then removes its lock file.
+  const stop = () => { for (const c of children) c.kill("SIGKILL"); x?.kill("SIGTERM"); };
   return withOwnContexts({
     engine: "webkit",
     // A context is one MiniBrowser (WebKitWebDriver drives one per
@@ -168,10 +203,10 @@ async function webkit() {
     // in turn, so a page's wait goes in the page itself (start it, then
     // poll), never in a script that blocks the session.
     async newContext() {
-      const driver = await new Builder().usingServer(server).withCapabilities({
+      const driver = await within(new Builder().usingServer(server).withCapabilities({
         browserName: "MiniBrowser",
         "webkitgtk:browserOptions": { binary: miniBrowserPath, args: ["--automation"] },
-      }).build();
+      }).build(), 60_000, `WebKitWebDriver did not start MiniBrowser on display ${display}`);
       drivers.add(driver);
       await driver.manage().setTimeouts({ script: 15 * 60_000, pageLoad: 60_000 });
       let turn = Promise.resolve();
