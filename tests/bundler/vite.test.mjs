@@ -59,7 +59,7 @@ test("when connect cannot load the module, it says so and says to call init() (n
   }
 });
 
-test("Vite bundles the package by name, the .wasm as an asset, and the bundle sends a command", async () => {
+test("Vite bundles the package by name, the .wasm as an asset, and the bundle sends a command; the consumer opens without its init()", async () => {
   const assets = readdirSync(join(dist, "assets"));
   assert.ok(assets.some((f) => f.endsWith(".wasm")), `a .wasm asset: ${assets}`);
   const page = await browser.newPage();

@@ -1,11 +1,12 @@
-// An app as a user writes it: the package by name, bundled by Vite.
+// An app as a user writes it: the package by name, bundled by Vite. It
+// initialises the client's module and leaves the consumer's to
+// IdempotentConsumer.open (the client-only app leaves the client's to connect).
 import init, { WowClient, CommandError } from "wow-command-client";
-import initConsumer, { IdempotentConsumer } from "wow-command-client/consumer";
+import { IdempotentConsumer } from "wow-command-client/consumer";
 import { memoryAdapter } from "wow-command-client/adapters";
 
 try {
   await init();
-  await initConsumer();
   const client = await WowClient.connect({ baseUrl: location.origin, namespace: "bundled" });
   const id = `bundled-${crypto.randomUUID()}`;
   const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
