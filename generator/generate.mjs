@@ -34,11 +34,21 @@ export async function generate({ input, out, hints = {}, importFrom = "wow-comma
   const model = readModel(doc, hints, warn);
   log(`${source}: ${model.commands.length} command operations in ${model.aggregates.size} aggregates`);
 
+  // openapi-typescript builds its output with TypeScript's compiler API, which
+  // TypeScript 7 (the native compiler; Vite's templates install it) does not
+  // have: it fails at import with "reading 'createKeywordTypeNode'".
+  const typescript = await import("typescript").then((ts) => ts.version ?? ts.default?.version, () => null);
+  if (typescript && Number.parseInt(typescript, 10) >= 7) {
+    throw new Error(`openapi-typescript needs TypeScript's compiler API, which TypeScript ${typescript} (found here) does not have. `
+      + "Run the generator beside TypeScript 5, which leaves this project's TypeScript alone: "
+      + "npx -p wow-command-client -p openapi-typescript -p typescript@5 wow-command-client generate …");
+  }
   let openapiTS, astToString;
   try {
     ({ default: openapiTS, astToString } = await import("openapi-typescript"));
-  } catch {
-    throw new Error("generate needs the openapi-typescript package: npm install --save-dev openapi-typescript typescript");
+  } catch (e) {
+    if (e?.code !== "ERR_MODULE_NOT_FOUND") throw e;
+    throw new Error("generate needs the openapi-typescript package, which needs TypeScript 5: npm install --save-dev openapi-typescript typescript@5", { cause: e });
   }
   const header = headerComment(doc, source);
   const files = [];
@@ -54,7 +64,7 @@ export async function generate({ input, out, hints = {}, importFrom = "wow-comma
 
   const byContext = new Map();
   for (const agg of [...model.aggregates.values()].sort((a, b) => a.tag.localeCompare(b.tag))) {
-    await write(`${agg.alias}/${agg.name}.ts`, aggregateFile(header, agg, importFrom));
+    await write(`${agg.alias}/${agg.name}.ts`, aggregateFile(header, agg));
     if (!byContext.has(agg.alias)) byContext.set(agg.alias, []);
     byContext.get(agg.alias).push(agg);
     log(`  ${agg.alias}/${agg.name}.ts: ${agg.commands.map((c) => c.fn).join(", ")}`);
@@ -322,16 +332,9 @@ export function command(
 `;
 }
 
-function aggregateFile(header, agg, importFrom) {
+function aggregateFile(header, agg) {
   const P = pascal(agg.name);
-  const lines = [header,
-    `import type { CommandStage } from "${importFrom}";`,
-    `import type { components, operations } from "../schema.js";`,
-    `import { command, segment, type CommandOptions, type VoidCommandOptions } from "../support.js";`,
-    "",
-    `type Schemas = components["schemas"];`,
-    `type Operations = operations;`,
-    "",
+  const lines = [
     `/** The aggregate \`${agg.tag}\`: resource \`${agg.resource}\`${agg.ownerIsId ? ", its id is its owner's id" : ""}. */`,
     `export const aggregate = { context: ${JSON.stringify(agg.alias)}, name: ${JSON.stringify(agg.name)}, resource: ${JSON.stringify(agg.resource)} } as const;`,
   ];
@@ -390,13 +393,32 @@ function aggregateFile(header, agg, importFrom) {
       `    path: ${pathExpr},`,
       `    create: ${c.create},`,
       `    body,`,
-      `  }, {${headerObj ? ` ${headerObj} ` : ""}}${c.void ? `, { waitStage: "SENT" as CommandStage }` : ""});`,
+      `  }, {${headerObj ? ` ${headerObj} ` : ""}}${c.void ? `, { waitStage: "SENT" }` : ""});`,
       `}`,
     );
   }
   lines.push("", `/** Every command of \`${agg.tag}\`, by name. */`,
     `export const commands = { ${agg.commands.map((c) => `${c.fn}`).join(", ")} } as const;`, "");
-  return lines.join("\n");
+  return [header, ...imports(lines.join("\n")), "", lines.join("\n")].join("\n");
+}
+
+/**
+ * The imports and aliases an aggregate file's body uses, and only those: apps
+ * compile generated code under `noUnusedLocals` (Vite's react-ts template does).
+ */
+function imports(body) {
+  const uses = (name) => new RegExp(`\\b${name}(?![\\w$])`).test(body);
+  const calls = (name) => new RegExp(`\\b${name}\\(`).test(body);
+  const schema = [uses("Schemas") && "components", uses("Operations") && "operations"].filter(Boolean);
+  const support = [calls("command") && "command", calls("segment") && "segment",
+    uses("CommandOptions") && "type CommandOptions", uses("VoidCommandOptions") && "type VoidCommandOptions"].filter(Boolean);
+  return [
+    schema.length && `import type { ${schema.join(", ")} } from "../schema.js";`,
+    support.length && `import { ${support.join(", ")} } from "../support.js";`,
+    (uses("Schemas") || uses("Operations")) && "",
+    uses("Schemas") && `type Schemas = components["schemas"];`,
+    uses("Operations") && `type Operations = operations;`,
+  ].filter((line) => line !== false);
 }
 
 function contextFile(header, alias, aggs, hints, importFrom) {

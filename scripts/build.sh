@@ -146,8 +146,8 @@ cat > pkg/package.json <<JSON
     "./package.json": "./package.json"
   },
   "bin": { "wow-command-client": "./generator/cli.mjs" },
-  "peerDependencies": { "openapi-typescript": "^7.13.0", "react": ">=18", "typescript": "^5.0.0" },
-  "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true }, "typescript": { "optional": true } },
+  "peerDependencies": { "openapi-typescript": "^7.13.0", "react": ">=18" },
+  "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true } },
   "engines": { "node": ">=18" },
   "sideEffects": ["./snippets/*", "./index.js", "./consumer-web.js", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
   "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "README.md", "LICENSE"]

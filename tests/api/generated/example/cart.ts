@@ -2,9 +2,8 @@
 // example-service 8.10.10 (x-wow-version 8.10.10).
 // Do not edit; generate again when the document changes.
 
-import type { CommandStage } from "wow-command-client";
 import type { components, operations } from "../schema.js";
-import { command, segment, type CommandOptions, type VoidCommandOptions } from "../support.js";
+import { command, segment, type CommandOptions } from "../support.js";
 
 type Schemas = components["schemas"];
 type Operations = operations;
