@@ -580,8 +580,10 @@ async fn bad_input_is_refused_before_anything_is_stored() {
             .len(),
         0
     );
+    // A mistake in connect's options is a TypeError, not a command's outcome.
     let bad = WowClient::open(js(json!({"baseUrl": "localhost:1"}))).await;
-    assert!(bad.is_err());
+    let bad = bad.err().expect("connect refuses");
+    assert!(bad.is_instance_of::<js_sys::TypeError>(), "{bad:?}");
 }
 
 #[wasm_bindgen_test]

@@ -25,6 +25,8 @@ use crate::web::{object_to_js, time, to_js};
 extern "C" {
     #[wasm_bindgen(js_name = makeCommandError)]
     fn make_command_error(outcome: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = configError)]
+    fn config_error_of(message: &str) -> JsValue;
     #[wasm_bindgen(js_name = makeResultStream)]
     fn make_result_stream(watch: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = watchFor, catch)]
@@ -122,6 +124,13 @@ fn invalid(message: String) -> JsValue {
     ))
 }
 
+/// A mistake in `connect`'s options: a `TypeError`, as a platform API
+/// answers a bad argument. No intent exists yet, so no CommandError (it
+/// carries an outcome, as if a command had been judged).
+fn config_error(message: String) -> JsValue {
+    config_error_of(&message)
+}
+
 fn journal_error(e: JournalError) -> JsValue {
     let (code, status) = match &e {
         JournalError::Storage(StoreError::Unavailable { .. }) => {
@@ -163,7 +172,9 @@ pub struct WowClient {
 #[wasm_bindgen]
 impl WowClient {
     /// Connects: validates options, opens the storage, optionally resumes
-    /// unresolved intents in the background.
+    /// unresolved intents in the background. A mistake in the options
+    /// rejects with a `TypeError` naming it; a storage that cannot be opened,
+    /// with `CommandError` `StorageUnavailable`.
     #[wasm_bindgen(unchecked_return_type = "Promise<WowClient>")]
     pub fn connect(
         #[wasm_bindgen(unchecked_param_type = "ConnectOptions")] options: JsValue,
@@ -461,9 +472,9 @@ impl WowClient {
     /// `connect`: validates options, opens the storage, optionally resumes
     /// (public for the Rust-side tests, which hold the client itself).
     pub async fn open(options: JsValue) -> Result<WowClient, JsValue> {
-        let parsed = ConnectInput::read(&options).map_err(invalid)?;
+        let parsed = ConnectInput::read(&options).map_err(config_error)?;
         if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
-            return Err(invalid(text!(
+            return Err(config_error(text!(
                 "baseUrl `",
                 parsed.base_url,
                 "` must be an absolute http(s) URL"
@@ -480,7 +491,13 @@ impl WowClient {
         let policy = match parsed.request_id.as_deref() {
             None | Some("v7") => crate::core::journal::RequestIdPolicy::RandomV7,
             Some("v4") => crate::core::journal::RequestIdPolicy::RandomV4,
-            Some(other) => return Err(invalid(text!("requestId `", other, "`: use 'v7' or 'v4'"))),
+            Some(other) => {
+                return Err(config_error(text!(
+                    "requestId `",
+                    other,
+                    "`: use 'v7' or 'v4'"
+                )))
+            }
         };
         let retention_ms = (parsed.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64;
         let retry = parsed.retry.unwrap_or_default();
@@ -494,7 +511,7 @@ impl WowClient {
             ..base
         };
         let wait_stage = match &parsed.wait_stage {
-            Some(s) => input::stage(s).map_err(invalid)?,
+            Some(s) => input::stage(s).map_err(config_error)?,
             None => crate::core::protocol::CommandStage::Processed,
         };
         // Asked, never awaited: a permission prompt must not hold up a send.

@@ -37,6 +37,9 @@ export function makeCommandError(outcome) {
   return new CommandError(outcome);
 }
 
+/** A mistake in connect's options: a TypeError, as a platform API answers a bad argument. */
+export const configError = (message) => TypeError(`WowClient.connect: ${message}`);
+
 // A handle that is both an async iterable and a ReadableStream of results,
 // plus `outcome`, a promise of the final Outcome. Read it one way or the
 // other: both take the same stream's reader. An abort of the watch's signal

@@ -26,12 +26,23 @@ const CONNECT_OPTIONS = "baseUrl, namespace, timeoutMs, waitStage, waitTimeoutMs
   "retentionDays, resume, persistStorage, traceContext, callbackTimeoutMs, maxBodyChars, maxBodyDepth, offline, storage, " +
   "headers, confirm, onEscalated, checkDownstream, onEvent";
 
+/** connect's refusal of `given`: a TypeError naming connect, never a CommandError (no command was judged). */
+const refused = async (given, message) => {
+  const e = await WowClient.connect({ ...options(), ...given }).then(() => assert.fail("connected"), (e) => e);
+  assert.ok(e instanceof TypeError, `a TypeError: ${e}`);
+  assert.equal(e.code, undefined);
+  assert.equal(e.outcome, undefined);
+  assert.equal(e.message, `WowClient.connect: ${message}`);
+};
+
+test("a mistake in connect's options is a TypeError naming the option, not a command's outcome", async () => {
+  await refused({ baseUrl: "localhost:8080" }, "baseUrl `localhost:8080` must be an absolute http(s) URL");
+  await refused({ waitStage: "DONE" }, "unknown wait stage `DONE`: one of SENT, PROCESSED, SNAPSHOT, PROJECTED, EVENT_HANDLED, SAGA_HANDLED");
+  await refused({ requestId: "v5" }, "requestId `v5`: use 'v7' or 'v4'");
+  await refused({ timeoutMs: "soon" }, "options.timeoutMs must be a non-negative integer");
+});
+
 test("a misspelled option is refused, naming it and listing the known ones", async () => {
-  const refused = async (given, message) => {
-    const e = await WowClient.connect({ ...options(), ...given }).then(() => assert.fail("connected"), (e) => e);
-    assert.equal(e.code, "InvalidCommand");
-    assert.equal(e.message, `InvalidCommand: ${message}`);
-  };
   await refused({ timeout: 5 }, `options.timeout is not an option (known: ${CONNECT_OPTIONS})`);
   await refused({ baseURL: "x" }, `options.baseURL is not an option (known: ${CONNECT_OPTIONS})`);
   await refused({ retry: { maxAttempt: 2 } }, "options.retry.maxAttempt is not an option (known: maxAttempts, baseMs, maxMs, maxConfirms)");

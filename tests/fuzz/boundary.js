@@ -140,6 +140,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
   const failures = [];
 
   /** One call: it settles, with a value or the package's typed error, and nothing escapes. */
+  const CONNECT = Symbol("connect: a CommandError, or a TypeError for a mistake in its options");
   const check = async (name, call, typed) => {
     counts[name] = (counts[name] ?? 0) + 1;
     let result;
@@ -151,8 +152,11 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
     if (result.hung) throw new Error(`${name} did not settle within ${bound} ms`);
     if ("error" in result) {
       const e = result.error;
-      if (!(e instanceof typed) || !(e instanceof Error) || typeof e.code !== "string" || !e.code) {
-        throw new Error(`${name} rejected with something other than ${typed.name}: ${describe(e)}`);
+      // A mistake in connect's options is a TypeError naming connect (no intent exists to carry a code).
+      const config = typed === CONNECT && e instanceof TypeError && e.message.startsWith("WowClient.connect: ");
+      const expected = typed === CONNECT ? CommandError : typed;
+      if (!config && (!(e instanceof expected) || !(e instanceof Error) || typeof e.code !== "string" || !e.code)) {
+        throw new Error(`${name} rejected with something other than ${expected.name}${typed === CONNECT ? " or TypeError" : ""}: ${describe(e)}`);
       }
       if (/CommandInput|struct |serde|invalid type: |expected .* at line|wasm|unreachable|RuntimeError/.test(e.message)) {
         throw new Error(`${name}: the message speaks Rust, not the caller's language: ${e.message}`);
@@ -209,7 +213,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
         case "streamOutcome": return check(c.kind, () => client.sendAndWaitStream(set(good, c.path, c.value)).outcome, CommandError);
         case "readableStream": return check(c.kind, () => readAll(client.sendAndWaitStream(set(good, c.path, c.value), c.second)), CommandError);
         case "connect": {
-          const r = await check(c.kind, () => WowClient.connect(set(options, c.path, c.value)), CommandError);
+          const r = await check(c.kind, () => WowClient.connect(set(options, c.path, c.value)), CONNECT);
           if (r.value) await check("connect → sendAndWait", () => r.value.sendAndWait(command()), CommandError);
           return;
         }
@@ -232,7 +236,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
             return;
           }
           const r = await check(`adapter.${c.op} ${c.callback.how}`,
-            () => WowClient.connect({ ...options, storage: adapter, namespace: unique("ad") }), CommandError);
+            () => WowClient.connect({ ...options, storage: adapter, namespace: unique("ad") }), CONNECT);
           if (r.value) await check(`adapter.${c.op} ${c.callback.how} → sendAndWait`, () => r.value.sendAndWait(good), CommandError);
           return;
         }
