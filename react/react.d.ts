@@ -18,7 +18,13 @@ export interface WowProviderProps {
 export function WowProvider(props: WowProviderProps): ReactNode;
 
 /** The provider's client once connected (null before), or why it could not connect. */
-export function useWowClient(): { client: WowClient | null; error: unknown };
+export function useWowClient(): { client: WowClient | null; error: CommandFailure | null };
+
+/**
+ * What `useCommand().error` holds: a `CommandError` (`instanceof` gives its outcome), or why the provider
+ * could not connect (the `TypeError` of a mistake in its options, which has no `code`).
+ */
+export type CommandFailure = CommandError | (Error & { code?: string });
 
 /** Where `useCommand`'s intent is: its journal state, or "idle" before a send and "failed" when the send was refused. */
 export type CommandState = "idle" | "failed" | IntentState;
@@ -36,8 +42,12 @@ export interface UseCommand {
   intentId: string | null;
   /** What the last `send` resolved to. */
   outcome: Outcome | null;
-  /** Why the intent has not succeeded (the outcome as a `CommandError`, or what `send` threw); null once it succeeds. */
-  error: CommandError | unknown | null;
+  /**
+   * Why the intent has not succeeded (the outcome as a `CommandError`, or what `send` threw); null once it
+   * succeeds. `error?.code` reads the code; a provider that could not connect gives what
+   * `WowClient.connect` threw.
+   */
+  error: CommandFailure | null;
 }
 
 /** One intent at a time; unmounting stops following it and never withdraws it. */

@@ -43,8 +43,10 @@ export function WowProvider({ options, client, children }) {
       if (!live) return owned?.free();
       connection.settle.resolve(c);
       setState({ client: c, error: null });
-    }, (error) => {
+    }, (thrown) => {
       if (!live) return;
+      // An Error always (a `client` promise may reject with anything): the hooks' `error` is typed so.
+      const error = thrown instanceof Error ? thrown : Error(String(thrown), { cause: thrown });
       connection.settle.reject(error);
       setState({ client: null, error });
     });

@@ -285,7 +285,14 @@ export interface CommandResult {
   confirmedByHistory?: boolean;
 }
 
-export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean }
+/** A failure without a stage (a stream's error event, an outcome's error): `stage` tells it from a CommandResult. */
+export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean; stage?: undefined }
+
+/**
+ * One element of a stage stream: a CommandResult, or an ErrorInfo (an error event). `if (element.stage)`
+ * tells them apart; `succeeded` is false on every failed element.
+ */
+export type StreamElement = CommandResult | ErrorInfo;
 
 export interface Outcome {
   status: OutcomeStatus;
@@ -304,8 +311,8 @@ export interface Outcome {
   attempts: number;
 }
 
-export interface ResultStream extends AsyncIterable<CommandResult | ErrorInfo> {
-  stream: ReadableStream<CommandResult | ErrorInfo>;
+export interface ResultStream extends AsyncIterable<StreamElement> {
+  stream: ReadableStream<StreamElement>;
   outcome: Promise<Outcome>;
 }
 

@@ -281,7 +281,14 @@ export interface CommandResult {
     confirmedByHistory?: boolean;
 }
 
-export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean }
+/** A failure without a stage (a stream's error event, an outcome's error): `stage` tells it from a CommandResult. */
+export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean; stage?: undefined }
+
+/**
+ * One element of a stage stream: a CommandResult, or an ErrorInfo (an error event). `if (element.stage)`
+ * tells them apart; `succeeded` is false on every failed element.
+ */
+export type StreamElement = CommandResult | ErrorInfo;
 
 export interface Outcome {
     status: OutcomeStatus;
@@ -300,8 +307,8 @@ export interface Outcome {
     attempts: number;
 }
 
-export interface ResultStream extends AsyncIterable<CommandResult | ErrorInfo> {
-    stream: ReadableStream<CommandResult | ErrorInfo>;
+export interface ResultStream extends AsyncIterable<StreamElement> {
+    stream: ReadableStream<StreamElement>;
     outcome: Promise<Outcome>;
 }
 
@@ -386,7 +393,9 @@ export class WowClient {
     confirm(intent: string, options?: CallOptions): Promise<Outcome>;
     /**
      * Connects: validates options, opens the storage, optionally resumes
-     * unresolved intents in the background.
+     * unresolved intents in the background. A mistake in the options
+     * rejects with a `TypeError` naming it; a storage that cannot be opened,
+     * with `CommandError` `StorageUnavailable`.
      */
     static connect(options: ConnectOptions): Promise<WowClient>;
     /**
