@@ -68,6 +68,14 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
+# What a fresh Vite react-ts app installs (create-vite's template and its
+# dependencies, TypeScript 7 among them), pinned: tests/vite-app builds one.
+deps=tests/vite-app/deps
+if [ ! -d "$deps/node_modules" ] || [ "$deps/package-lock.json" -nt "$deps/node_modules/.package-lock.json" ]; then
+  say "installing the Vite app test's dependencies"
+  npm ci --prefix "$deps" --no-audit --no-fund --loglevel=error >/dev/null
+fi
+
 # Schemathesis (PyPI), pinned, in a virtual environment of the project's own:
 # the gateway's fidelity check runs it against Wow's OpenAPI document.
 SCHEMATHESIS_VERSION=4.32.5

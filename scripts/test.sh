@@ -88,6 +88,8 @@ suite deno           env RUNTIMES=deno node --test tests/edge/runtimes.test.mjs
 suite bun            env RUNTIMES=bun node --test tests/edge/runtimes.test.mjs
 suite edge-runtime   env RUNTIMES=edge-runtime node --test tests/edge/runtimes.test.mjs
 suite bundler        node --test tests/bundler/
+# A fresh Vite react-ts app (create-vite's own template, TypeScript 7) with every README code block, in Chromium.
+suite vite-app       node --test tests/vite-app/
 suite react          node --test tests/react/
 # The promise in each engine (tests/e2e/engines.test.mjs, persistence.test.mjs),
 # a line each; the rest of the end-to-end files in Chromium.

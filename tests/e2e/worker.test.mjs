@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { gatewayAndChromium, unique } from "../support/e2e.mjs";
+import { closeTabMidFlight, gatewayAndChromium, unique } from "../support/e2e.mjs";
 import { root } from "../support/gateway.mjs";
 
 const artifacts = join(root, "test-artifacts");
@@ -28,29 +28,9 @@ test("a tab closed mid-flight: the Service Worker finishes the intent on a sync 
   const r = await fetch(`${env.gateway.base}/account/create_account`, { method: "POST",
     headers: { "Content-Type": "application/json", "Command-Aggregate-Id": id }, body: JSON.stringify({ name: id, balance: 100 }) });
   assert.equal(r.status, 200);
-  await env.gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "delay", delayMs: 2000, times: 1 }] });
-
   const page = await demo(context, ns);
   assert.ok(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => !!r.active)), "the demo registered its worker");
-  const sent = await page.evaluate(async (id) => {
-    const c = window.demo.client;
-    void c.send({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } }).catch(() => {});
-    for (;;) {
-      const [rec] = await c.intents();
-      if (rec && rec.state === "sending") return { intentId: rec.intentId, requestId: rec.requestId };
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }, id);
-  // The record says "sending" before the request leaves the page: the tab is
-  // closed once the gateway holds the command (it then lands, delayed), so
-  // history has it when the worker asks. Closed earlier, the command never
-  // arrives and a resend is the right outcome, which is not this test.
-  for (let i = 0; (await env.gateway.faults("GET")).processing === 0; i++) {
-    assert.ok(i < 500, "the command reached the gateway");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  await page.close();
-  await env.gateway.idle();
+  const sent = await closeTabMidFlight(env.gateway, page, id, "window.demo.client");
 
   // No page drives the journal now (this one only listens to the
   // announcements): wake the worker as the browser would.
