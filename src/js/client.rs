@@ -700,18 +700,20 @@ impl WowClient {
     ) -> Result<Outcome, JsValue> {
         let parsed = CommandInput::read(&command, self.defaults.body_limits).map_err(invalid)?;
         let (intent, config) = input::intent(parsed, &self.defaults, stream).map_err(invalid)?;
+        let create = intent.command.create;
         let begun = self
             .inner
             .journal
             .begin_for_drive(time::now(), intent, &mut CryptoRandom)
             .await
             .map_err(journal_error)?;
-        match begun {
-            Begun::Settled(record) => Ok(Outcome::from_record(&record)),
+        let outcome = match begun {
+            Begun::Settled(record) => Outcome::from_record(&record),
             Begun::Created(record) | Begun::Unresolved(record) => {
-                Ok(drive_locked(&self.inner, record, config, on_element, watch).await)
+                drive_locked(&self.inner, record, config, on_element, watch).await
             }
-        }
+        };
+        Ok(outcome.with_create_hint(create))
     }
 }
 

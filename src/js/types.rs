@@ -244,7 +244,7 @@ export interface Command {
   /**
    * The command creates its aggregate: sent to `/{resource}/{action}` (the id goes in the
    * `Command-Aggregate-Id` header, not the path) by POST. Leave it out on a create and the gateway
-   * answers NotFound for `/{resource}/{id}/{action}`.
+   * answers NotFound for `/{resource}/{id}/{action}` (the error's message ends "a create needs create: true").
    */
   create?: boolean;
   /** Whether the aggregate id is a path segment (default: yes, except on a create). */

@@ -90,3 +90,21 @@ test("the app's own origin by mistake: the 404 names the URL that answered it", 
     app.close();
   }
 });
+
+test("a create sent without `create: true` says what is usually missing; a missing aggregate does not", async () => {
+  const client = await WowClient.connect(options());
+  const id = unique("no-create");
+  const { create: _, ...forgot } = create(id);
+  const e = await client.sendAndWait(forgot).then(() => assert.fail("succeeded"), (e) => e);
+  assert.equal(e.code, "NotFound");
+  assert.equal(e.stage, null, "no stage: the gateway has no such route");
+  assert.equal(e.message, `NotFound: No route for /account/${id}/create_account. (a create needs create: true)`);
+  // The same command on an aggregate that does not exist went through the bus: no hint.
+  const missing = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } })
+    .then(() => assert.fail("succeeded"), (e) => e);
+  assert.equal(missing.code, "NotFound");
+  assert.equal(missing.stage, "PROCESSED");
+  assert.doesNotMatch(missing.message, /create: true/);
+  // With the flag, the create succeeds.
+  assert.equal((await client.sendAndWait(create(id))).stage, "PROCESSED");
+});

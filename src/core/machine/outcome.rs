@@ -93,6 +93,22 @@ impl ToJson for Outcome {
 }
 
 impl Outcome {
+    /// Says what usually causes a 404 with no stage on a command not marked
+    /// `create`: no route (an aggregate that does not exist is NotFound at
+    /// PROCESSED, with a CommandResult), because a create goes to
+    /// `/{resource}/{action}`, not `/{resource}/{id}/{action}`. Whether the
+    /// create route exists would take another request: the hint is short.
+    pub fn with_create_hint(mut self, create: bool) -> Outcome {
+        if let Some(e) = self.error.as_mut().filter(|e| {
+            !create
+                && self.result.is_none()
+                && matches!(e.error_code.as_str(), "NotFound" | "HttpStatus404")
+        }) {
+            e.error_msg.push_str(" (a create needs create: true)");
+        }
+        self
+    }
+
     /// The outcome a settled or stored record stands for (a replayed key,
     /// a record listed by a UI).
     pub fn from_record(record: &IntentRecord) -> Outcome {

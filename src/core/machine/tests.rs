@@ -1187,3 +1187,54 @@ fn a_caller_that_left_is_recorded_on_the_attempt_and_the_drive_goes_on() {
         Some(crate::core::journal::AttemptOutcome::Unknown(_))
     ));
 }
+
+/// A 404 with no stage (no route) on a command not marked `create` says
+/// what usually causes it; a missing aggregate (NotFound at PROCESSED, a
+/// CommandResult) and a create's 404 do not.
+#[test]
+fn a_route_miss_on_a_command_not_marked_create_hints_at_create() {
+    const HINT: &str = " (a create needs create: true)";
+    let no_route = |code: ErrorCode| {
+        let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
+        drain(&mut m, T0);
+        let body = ResponseBody::ErrorInfo(ErrorInfo {
+            error_code: code,
+            error_msg: "No route for /account/a-1/create_account.".into(),
+            binding_errors: vec![],
+            succeeded: Some(false),
+        });
+        m.handle_response(T0 + 1, 1, json(404, body), None);
+        let o = done(&drain(&mut m, T0 + 1)).clone();
+        assert_eq!((o.status, o.appended), (Status::Rejected, Some(false)));
+        o
+    };
+    for code in [
+        ErrorCode::NotFound,
+        ErrorCode::Other("HttpStatus404".into()),
+    ] {
+        let hinted = no_route(code.clone()).with_create_hint(false);
+        assert_eq!(
+            hinted.error.unwrap().error_msg,
+            format!("No route for /account/a-1/create_account.{HINT}")
+        );
+        let create = no_route(code).with_create_hint(true);
+        assert!(!create.error.unwrap().error_msg.contains("create: true"));
+    }
+    // An aggregate that does not exist: NotFound at PROCESSED, with its CommandResult.
+    let (mut m, r) = started(CommandStage::Processed, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let missing = result(&r, CommandStage::Processed, "NotFound", None);
+    m.handle_response(
+        T0 + 1,
+        1,
+        json(404, ResponseBody::CommandResult(missing)),
+        None,
+    );
+    let actions = drain(&mut m, T0 + 1);
+    if let Some(Action::Confirm { .. }) = actions.first() {
+        m.handle_confirm(T0 + 2, ConfirmAnswer::NotAppended);
+    }
+    let o = done(&drain(&mut m, T0 + 2)).clone().with_create_hint(false);
+    assert_eq!(o.error_code().unwrap().as_str(), "NotFound");
+    assert!(!o.error.unwrap().error_msg.contains("create: true"));
+}
