@@ -5,7 +5,7 @@
 //   node bench/run.mjs [--commands 1000] [--stages 200] [--concurrency 500]
 //                      [--journal 10000] [--memory 10000] [--startup 20] [--skip-core] [--out FILE]
 //                      [--db-dir DIR]   (the gateway's event store under DIR, e.g. /dev/shm)
-//                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile] [--cpu-load]   (concurrency)
+//                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -97,6 +97,8 @@ await page.exposeFunction("forceGC", async () => {
 await page.goto(`${gateway.base}/index.html`);
 await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
 const run = (name, ...params) => page.evaluate(([name, params]) => window.bench[name](...params), [name, params]);
+// What a measured burst left (the SDK's journal, which the peer's is not), emptied outside the measurement.
+const tidy = () => run("cleanup");
 
 try {
   // ---- 2. per-command overhead --------------------------------------------
@@ -174,7 +176,11 @@ try {
   const median = (list) => pct(list, 50);
   // Each burst on fresh accounts, every variant once per round, the order
   // rotated: the figures are medians over the rounds.
-  const bursts = (variants) => run("concurrency", N.concurrency, variants, rounds);
+  const bursts = async (variants) => {
+    const measured = await run("concurrency", N.concurrency, variants, rounds);
+    await tidy();
+    return measured;
+  };
   const burstRows = (c, names) => Object.entries(names).map(([key, name]) => {
     const walls = c[key].map((b) => b.ms);
     return { name, wall: median(walls), min: Math.min(...walls), max: Math.max(...walls),
@@ -183,30 +189,36 @@ try {
   const burstTable = (rows) => table(rows, [["variant", (r) => r.name], ["succeeded (worst round)", (r) => `${r.ok} of ${N.concurrency}`],
     ["wall, median", (r) => ms(r.wall)], ["range", (r) => `${r.min.toFixed(0)}–${r.max.toFixed(0)} ms`],
     ["commands/s", (r) => (N.concurrency / (r.wall / 1000)).toFixed(0)], ["throughput vs raw", (r) => `${(rows[0].wall / r.wall).toFixed(2)}×`]]);
-  // `--cpu-profile`: the page's CPU profile over one raw burst and one SDK burst, top functions by self time.
+  // `--cpu-profile`: the page's CPU profile over one burst each of raw fetch, the guarded JS peer and the
+  // SDK, by file and by function (self time; `--profile-top N` functions, default 25).
   if (args["cpu-profile"]) {
+    const variants = [["raw", "raw fetch", "raw"], ["peer", "guarded peer", {}], ["sdk", "SDK", "sdk"]];
     const profiles = {};
-    for (const variant of ["raw", "sdk"]) {
+    for (const [key, , spec] of variants) {
       await cdp.send("Profiler.enable");
       await cdp.send("Profiler.start");
-      await run("concurrency", N.concurrency, { [variant]: variant }, 1);
+      await run("concurrency", N.concurrency, { [key]: spec }, 1);
       const { profile } = await cdp.send("Profiler.stop");
+      await tidy();
       const dt = profile.timeDeltas, self = new Map(), byId = new Map(profile.nodes.map((n) => [n.id, n]));
       profile.samples.forEach((id, i) => {
         const f = byId.get(id).callFrame;
-        const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
+        const where = `${f.url.split("/").pop()}:${f.lineNumber}`;
+        const key = `${(f.functionName || "(anonymous)").slice(0, 90)} ${where}`;
         self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
       });
-      profiles[variant] = self;
+      profiles[key] = self;
     }
     const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
     const byFile = (m) => { const f = {}; for (const [k, v] of m) { const file = k.split(" ").pop().split(":")[0] || "(native)"; f[file] = (f[file] ?? 0) + v; } return f; };
-    const files = [byFile(profiles.raw), byFile(profiles.sdk)];
-    console.log(table(Object.keys(files[1]).sort((a, b) => files[1][b] - files[1][a]).map((k) => ({ k, r: files[0][k] ?? 0, v: files[1][k] })),
-      [["self time in", (r) => r.k], ["raw fetch", (r) => ms(r.r)], ["SDK", (r) => ms(r.v)]]));
-    console.log(`CPU profile of one burst each (raw fetch ${ms(sum(profiles.raw))} sampled, SDK ${ms(sum(profiles.sdk))}), by self time:`);
-    console.log(table([...profiles.sdk].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => ({ k, v, r: profiles.raw.get(k) ?? 0 })),
-      [["function", (r) => r.k], ["raw fetch", (r) => ms(r.r)], ["SDK", (r) => ms(r.v)]]));
+    const files = Object.fromEntries(variants.map(([key]) => [key, byFile(profiles[key])]));
+    const columns = variants.map(([key, name]) => [name, (r) => ms(r[key] ?? 0)]);
+    console.log(table(Object.keys(files.sdk).sort((a, b) => files.sdk[b] - files.sdk[a])
+      .map((k) => ({ k, ...Object.fromEntries(variants.map(([key]) => [key, files[key][k]])) })), [["self time in", (r) => r.k], ...columns]));
+    console.log(`CPU profile of one burst each (${variants.map(([key, name]) => `${name} ${ms(sum(profiles[key]))}`).join(", ")} sampled), by self time:`);
+    const top = Number(args["profile-top"] ?? 25);
+    console.log(table([...profiles.sdk].sort((a, b) => b[1] - a[1]).slice(0, top)
+      .map(([k]) => ({ k, ...Object.fromEntries(variants.map(([key]) => [key, profiles[key].get(k)])) })), [["function", (r) => r.k], ...columns]));
   }
   // `--cpu-load`: CPU time per process (Linux /proc) over one raw burst, one guarded peer burst and one SDK burst.
   if (args["cpu-load"]) {
@@ -215,6 +227,7 @@ try {
       const before = processCpu();
       const [burst] = (await run("concurrency", N.concurrency, { [variant]: spec }, 1))[variant];
       const after = processCpu();
+      await tidy();
       rows.push({ variant, wall: burst.ms, ...Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)])) });
     }
     const kinds = Object.keys(rows[1]).filter((k) => !["variant", "wall"].includes(k));
