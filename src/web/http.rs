@@ -3,7 +3,7 @@
 //! queries against the event history.
 
 use crate::core::text::text;
-use gloo_net::http::{Request, Response};
+use gloo_net::http::Response;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -20,38 +20,70 @@ use crate::core::protocol::{
 extern "C" {
     #[wasm_bindgen(js_name = readJsonBody)]
     fn read_json_body(response: &web_sys::Response) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = gatewayRequest, catch)]
-    fn gateway_request(
+    #[wasm_bindgen(js_name = gatewayFetch, catch)]
+    fn gateway_fetch(
         url: &str,
         method: &str,
         headers: &str,
         body: &str,
         timeout_ms: u32,
-    ) -> Result<web_sys::Request, JsValue>;
+    ) -> Result<js_sys::Promise, JsValue>;
 }
 
-/// A request built in one call into JS (not a builder call per header),
-/// sent by gloo-net, aborted after `timeout_ms`; the headers were checked by
-/// [`CommandHeaders`].
-fn request(
-    url: &str,
-    method: &str,
-    headers: &CommandHeaders,
-    body: &str,
+/// A request ready to go: sent in one call into JS (not a builder call per
+/// header), aborted after `timeout_ms`; the headers were checked by
+/// [`CommandHeaders`], and are "name\nvalue" lines.
+#[derive(Debug)]
+pub struct Outgoing {
+    url: String,
+    method: String,
+    headers: String,
+    body: String,
     timeout_ms: u32,
-) -> Result<Request, String> {
-    let mut lines = String::with_capacity(512);
-    for (name, value) in headers.iter() {
-        if !lines.is_empty() {
+}
+
+impl Outgoing {
+    fn new(
+        url: String,
+        method: &str,
+        headers: &CommandHeaders,
+        body: String,
+        timeout_ms: u32,
+    ) -> Outgoing {
+        let mut lines = String::with_capacity(512);
+        for (name, value) in headers.iter() {
+            if !lines.is_empty() {
+                lines.push('\n');
+            }
+            lines.push_str(name);
             lines.push('\n');
+            lines.push_str(value);
         }
-        lines.push_str(name);
-        lines.push('\n');
-        lines.push_str(value);
+        Outgoing {
+            url,
+            method: method.to_owned(),
+            headers: lines,
+            body,
+            timeout_ms,
+        }
     }
-    gateway_request(url, method, &lines, body, timeout_ms)
-        .map(Request::from)
-        .map_err(|e| JsFailure::from(e).text())
+
+    /// Sends it (`fetch`): the response, or why none came. A request that
+    /// could not be made (an invalid URL) never left.
+    async fn send(&self) -> Result<Response, Failure> {
+        let promise = gateway_fetch(
+            &self.url,
+            &self.method,
+            &self.headers,
+            &self.body,
+            self.timeout_ms,
+        )
+        .map_err(|e| Failure::NeverSent(JsFailure::from(e).text()))?;
+        let response = JsFuture::from(promise).await.map_err(failure)?;
+        Ok(Response::from(web_sys::Response::unchecked_from_js(
+            response,
+        )))
+    }
 }
 
 /// Why an attempt produced no answer.
@@ -76,23 +108,6 @@ fn failure(e: JsValue) -> Failure {
         Failure::Aborted
     } else {
         Failure::Lost(f.text())
-    }
-}
-
-fn gloo_failure(e: gloo_net::Error) -> Failure {
-    match e {
-        gloo_net::Error::JsError(js) if is_deadline(&js.name) => Failure::Aborted,
-        other => Failure::Lost(gloo_text(other)),
-    }
-}
-
-/// What gloo-net's error says, as its `Display` writes it (`error.toString()`
-/// for a JS error) but without `core::fmt`.
-fn gloo_text(e: gloo_net::Error) -> String {
-    match e {
-        gloo_net::Error::JsError(js) if js.message.is_empty() => js.name,
-        gloo_net::Error::JsError(js) => text!(js.name, ": ", js.message),
-        gloo_net::Error::GlooError(s) => s,
     }
 }
 
@@ -152,7 +167,7 @@ pub fn command_request(
     legacy_timeout: bool,
     extra: &[(String, String)],
     timeout_ms: u32,
-) -> Result<Request, Failure> {
+) -> Result<Outgoing, Failure> {
     let c = &record.command;
     let mut headers = CommandHeaders::new();
     let never = |e: &HeaderError| Failure::NeverSent(e.message());
@@ -180,15 +195,13 @@ pub fn command_request(
     if !crate::core::protocol::is_command_method(&method) {
         return Err(Failure::NeverSent(text!("unsupported method ", method)));
     }
-    let body = super::to_text(&c.body);
-    request(
-        &url(base_url, &c.path),
+    Ok(Outgoing::new(
+        url(base_url, &c.path),
         &method,
         &headers,
-        &body,
+        super::to_text(&c.body),
         timeout_ms,
-    )
-    .map_err(Failure::NeverSent)
+    ))
 }
 
 fn retry_after(response: &Response) -> Option<u64> {
@@ -237,13 +250,13 @@ pub enum Answer {
 /// Sends one attempt. In stream mode, each element goes to `on_element` as
 /// soon as its bytes arrive.
 pub async fn send_attempt(
-    request: Request,
+    request: Outgoing,
     stream: bool,
     on_element: &mut dyn FnMut(StreamElement),
 ) -> Result<Answer, Failure> {
     // A failure names where it went: a wrong baseUrl was "Failed to fetch", nothing more.
-    let url = request.url();
-    let response = request.send().await.map_err(|e| match gloo_failure(e) {
+    let url = &request.url;
+    let response = request.send().await.map_err(|e| match e {
         Failure::Lost(why) => Failure::Lost(text!(why, " (", url, ")")),
         other => other,
     })?;
@@ -252,7 +265,7 @@ pub async fn send_attempt(
         .get("Content-Type")
         .is_some_and(|t| t.starts_with("text/event-stream"));
     if !stream || !is_sse {
-        let (json, after) = read_json(response, &url).await?;
+        let (json, after) = read_json(response, url).await?;
         return Ok(Answer::Json(Box::new(json), after));
     }
     let Some(body) = response.body() else {
@@ -324,19 +337,16 @@ pub async fn confirm_with_gateway(
     }
     let late =
         || ConfirmAnswer::Unavailable(text!(path, " did not answer within ", within_ms, " ms"));
-    let response = match request(&url(base_url, &path), "POST", &headers, &body, within_ms) {
-        Ok(request) => request.send().await,
-        Err(e) => return ConfirmAnswer::Unavailable(e),
-    };
+    let response = Outgoing::new(url(base_url, &path), "POST", &headers, body, within_ms)
+        .send()
+        .await;
     let response = match response {
         Ok(r) if r.ok() => r,
         Ok(r) => return ConfirmAnswer::Unavailable(text!(path, " answered ", r.status())),
-        Err(e) => match gloo_failure(e) {
-            Failure::Aborted => return late(),
-            Failure::Lost(why) | Failure::NeverSent(why) => {
-                return ConfirmAnswer::Unavailable(text!(path, ": ", why))
-            }
-        },
+        Err(Failure::Aborted) => return late(),
+        Err(Failure::Lost(why) | Failure::NeverSent(why)) => {
+            return ConfirmAnswer::Unavailable(text!(path, ": ", why))
+        }
     };
     let value = match body_of(&response.into()).await {
         Ok(Ok(value)) => value,

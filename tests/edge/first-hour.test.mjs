@@ -108,3 +108,18 @@ test("a create sent without `create: true` says what is usually missing; a missi
   // With the flag, the create succeeds.
   assert.equal((await client.sendAndWait(create(id))).stage, "PROCESSED");
 });
+
+test("a request that cannot be made never leaves: rejected, not appended, not retried as if lost", async () => {
+  for (const [baseUrl, why] of [
+    [gateway.base.replace("http://", "http://user:secret@"), /includes credentials/],
+    ["http://exa mple.test", /Invalid URL/],
+  ]) {
+    const client = await WowClient.connect({ ...options(), baseUrl, retry: { maxAttempts: 3, baseMs: 5, maxMs: 5 } });
+    const e = await client.sendAndWait(create(unique("unmade"))).then(() => assert.fail("succeeded"), (e) => e);
+    assert.equal(e.outcome, "rejected", e.message);
+    assert.equal(e.appended, false);
+    assert.match(e.message, why);
+    const [record] = await client.intents();
+    assert.equal(record.attempts.length, 1, "one attempt, never sent again");
+  }
+});
