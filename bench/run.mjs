@@ -175,20 +175,37 @@ try {
   const rounds = Number(args.rounds ?? 3);
   const median = (list) => pct(list, 50);
   // Each burst on fresh accounts, every variant once per round, the order
-  // rotated: the figures are medians over the rounds.
+  // rotated: the figures are medians over the rounds. Each burst's main
+  // thread time is the page's own (Chromium's TaskDuration, before and after
+  // it): a figure per page, unlike the renderer process's CPU (--cpu-load),
+  // which is one sample of everything the process did.
+  await cdp.send("Performance.enable");
+  const mainThreadMs = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration").value * 1000;
   const bursts = async (variants) => {
-    const measured = await run("concurrency", N.concurrency, variants, rounds);
-    await tidy();
+    const names = Object.keys(variants), measured = Object.fromEntries(names.map((k) => [k, []]));
+    for (let round = 0; round < rounds; round++) {
+      const k = round % names.length;
+      for (const name of [...names.slice(k), ...names.slice(0, k)]) {
+        const before = await mainThreadMs();
+        const [burst] = (await run("concurrency", N.concurrency, { [name]: variants[name] }, 1))[name];
+        measured[name].push({ ...burst, main: (await mainThreadMs()) - before });
+        await tidy();
+      }
+    }
     return measured;
   };
   const burstRows = (c, names) => Object.entries(names).map(([key, name]) => {
     const walls = c[key].map((b) => b.ms);
-    return { name, wall: median(walls), min: Math.min(...walls), max: Math.max(...walls),
-      ok: Math.min(...c[key].map((b) => b.succeeded)) };
+    return { key, name, wall: median(walls), min: Math.min(...walls), max: Math.max(...walls),
+      ok: Math.min(...c[key].map((b) => b.succeeded)), main: median(c[key].map((b) => b.main)) };
   });
+  // Per command: the burst's main thread time over its commands, and the SDK's beside the peer's.
+  const perCommand = (r) => r.main / N.concurrency;
   const burstTable = (rows) => table(rows, [["variant", (r) => r.name], ["succeeded (worst round)", (r) => `${r.ok} of ${N.concurrency}`],
     ["wall, median", (r) => ms(r.wall)], ["range", (r) => `${r.min.toFixed(0)}–${r.max.toFixed(0)} ms`],
-    ["commands/s", (r) => (N.concurrency / (r.wall / 1000)).toFixed(0)], ["throughput vs raw", (r) => `${(rows[0].wall / r.wall).toFixed(2)}×`]]);
+    ["commands/s", (r) => (N.concurrency / (r.wall / 1000)).toFixed(0)], ["throughput vs raw", (r) => `${(rows[0].wall / r.wall).toFixed(2)}×`],
+    ["main thread / command", (r) => `${perCommand(r).toFixed(2)} ms`],
+    ["− peer", (r) => { const peer = rows.find((x) => x.key === "peer"); return peer ? `${(perCommand(r) - perCommand(peer)) >= 0 ? "+" : ""}${(perCommand(r) - perCommand(peer)).toFixed(2)} ms` : ""; }]]);
   // `--cpu-profile`: the page's CPU profile over one burst each of raw fetch, the guarded JS peer and the
   // SDK, by file and by function (self time; `--profile-top N` functions, default 25).
   if (args["cpu-profile"]) {
