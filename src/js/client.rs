@@ -625,7 +625,7 @@ impl WowClient {
         let expected = if decision.is_undefined() || decision.is_null() {
             None
         } else {
-            input::Fields::of("decision", &decision)
+            input::CallerFields::of("decision", &decision)
                 .and_then(|d| d.finish(d.count("expectedVersion")))
                 .map_err(invalid)?
         };

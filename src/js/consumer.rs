@@ -351,7 +351,7 @@ impl Shared {
         options: JsValue,
     ) -> Result<JsValue, JsValue> {
         let identity = &identity_of(&identity)?;
-        let effect = crate::web::guard::function(&effect).ok_or_else(|| {
+        let effect = crate::web::safe_read::function(&effect).ok_or_else(|| {
             effect_error(
                 "InvalidOptions",
                 "effect must be a function",

@@ -82,7 +82,7 @@ pub struct ConnectInput {
 impl ConnectInput {
     /// Reads `WowClient.connect`'s options.
     pub fn read(options: &JsValue) -> Result<ConnectInput, String> {
-        let o = Fields::of("options", options)?;
+        let o = CallerFields::of("options", options)?;
         let base_url = o.string("baseUrl");
         if base_url.is_none() {
             o.refuse("options.baseUrl is required".into());
@@ -198,7 +198,7 @@ impl CommandInput {
     /// Reads a command given to `send`, `sendAndWait` or `sendAndWaitStream`;
     /// its body must fit `limits`.
     pub fn read(command: &JsValue, limits: crate::web::JsonLimits) -> Result<CommandInput, String> {
-        let c = Fields::of("command", command)?;
+        let c = CallerFields::of("command", command)?;
         let Some(a) = c.object("aggregate") else {
             c.refuse("command.aggregate is required".into());
             return Err(c.first_error());
@@ -246,35 +246,35 @@ impl CommandInput {
 /// name the field and what it must be (`command.timeoutMs must be a
 /// non-negative integer`). `undefined` and `null` are "not given". A bad
 /// field is read as not given and its error kept (the first one, shared
-/// with nested objects' readers) for [`Fields::finish`]: a reader is one
+/// with nested objects' readers) for [`CallerFields::finish`]: a reader is one
 /// straight line with one way out, not a return after every field.
-pub struct Fields {
+pub struct CallerFields {
     what: String,
     object: JsValue,
     error: Rc<RefCell<Option<String>>>,
     /// Every name a reader asked for: the object's known fields, spelled
-    /// once, where they are read ([`Fields::known`]).
+    /// once, where they are read ([`CallerFields::known`]).
     asked: RefCell<Vec<String>>,
 }
 
-impl Fields {
+impl CallerFields {
     /// The object at `what`; anything else is refused.
-    pub fn of(what: &str, object: &JsValue) -> Result<Fields, String> {
-        Fields::within(what, object, Rc::default())
+    pub fn of(what: &str, object: &JsValue) -> Result<CallerFields, String> {
+        CallerFields::within(what, object, Rc::default())
     }
 
     fn within(
         what: &str,
         object: &JsValue,
         error: Rc<RefCell<Option<String>>>,
-    ) -> Result<Fields, String> {
+    ) -> Result<CallerFields, String> {
         if object.is_undefined() || object.is_null() {
             return Err(text!(what, " is required"));
         }
-        if !object.is_object() || crate::web::guard::is_array(object) != Some(false) {
+        if !object.is_object() || crate::web::safe_read::is_array(object) != Some(false) {
             return Err(text!(what, " must be an object"));
         }
-        Ok(Fields {
+        Ok(CallerFields {
             what: what.to_owned(),
             object: object.clone(),
             error,
@@ -303,7 +303,7 @@ impl Fields {
     #[cfg(feature = "client")]
     pub fn known(&self) {
         let asked = self.asked.borrow();
-        let unknown = crate::web::guard::keys(&self.object)
+        let unknown = crate::web::safe_read::keys(&self.object)
             .unwrap_or_default()
             .into_iter()
             .find(|key| !asked.contains(key));
@@ -327,7 +327,7 @@ impl Fields {
     /// A function field.
     #[cfg(feature = "client")]
     pub fn function(&self, name: &str) -> Option<js_sys::Function> {
-        self.read(name, "a function", |v| crate::web::guard::function(&v))
+        self.read(name, "a function", |v| crate::web::safe_read::function(&v))
     }
 
     /// A field of any value, read as it is (a storage adapter, or its name).
@@ -336,7 +336,7 @@ impl Fields {
         self.get(name).unwrap_or(JsValue::UNDEFINED)
     }
 
-    /// The error kept (after a [`Fields::refuse`]).
+    /// The error kept (after a [`CallerFields::refuse`]).
     #[cfg(feature = "client")]
     fn first_error(&self) -> String {
         self.error.borrow_mut().take().unwrap_or_default()
@@ -396,9 +396,9 @@ impl Fields {
     }
 
     /// A nested object field, read into the same error.
-    pub fn object(&self, name: &str) -> Option<Fields> {
+    pub fn object(&self, name: &str) -> Option<CallerFields> {
         let value = self.get(name)?;
-        match Fields::within(&text!(self.what, ".", name), &value, self.error.clone()) {
+        match CallerFields::within(&text!(self.what, ".", name), &value, self.error.clone()) {
             Ok(fields) => Some(fields),
             Err(e) => {
                 self.refuse(e);
@@ -421,7 +421,7 @@ impl Fields {
     /// An object of string values (extra headers).
     pub fn string_map(&self, name: &str) -> Option<Vec<(String, String)>> {
         let map = self.object(name)?;
-        let Some(keys) = crate::web::guard::keys(&map.object) else {
+        let Some(keys) = crate::web::safe_read::keys(&map.object) else {
             self.refuse(text!(self.what, ".", name, " could not be read"));
             return None;
         };
@@ -439,7 +439,7 @@ pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    crate::web::guard::function(&value)
+    crate::web::safe_read::function(&value)
         .map(Some)
         .ok_or_else(|| text!("option `", name, "` must be a function"))
 }

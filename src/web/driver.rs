@@ -89,13 +89,13 @@ impl Client {
             return Ok(Vec::new());
         }
         let not_an_object = || "headers() must return an object of strings".to_owned();
-        if !value.is_object() || super::guard::is_array(&value) != Some(false) {
+        if !value.is_object() || super::safe_read::is_array(&value) != Some(false) {
             return Err(not_an_object());
         }
-        let keys = super::guard::keys(&value).ok_or_else(not_an_object)?;
+        let keys = super::safe_read::keys(&value).ok_or_else(not_an_object)?;
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
-            let header = super::guard::get(&value, &key).ok_or_else(not_an_object)?;
+            let header = super::safe_read::get(&value, &key).ok_or_else(not_an_object)?;
             if let Some(header) = header.as_string() {
                 out.push((key, header));
             }
@@ -376,8 +376,9 @@ impl Locking {
 /// Whether the caller's signal aborted (`watch.abortedAt`, set by
 /// `support.js`): the journal records it as what ended the caller's wait.
 fn note_caller_left(machine: &mut IntentMachine, watch: Option<&JsValue>) {
-    let left = watch
-        .is_some_and(|w| super::guard::get(w, "abortedAt").is_some_and(|at| !at.is_undefined()));
+    let left = watch.is_some_and(|w| {
+        super::safe_read::get(w, "abortedAt").is_some_and(|at| !at.is_undefined())
+    });
     if left {
         machine.caller_left();
     }

@@ -137,10 +137,10 @@ fn body_from_js(value: JsValue) -> ResponseBody {
 /// what it holds, or why it holds nothing usable.
 async fn body_of(response: &web_sys::Response) -> Result<Result<JsValue, String>, JsValue> {
     let read = JsFuture::from(read_json_body(response)).await?;
-    let value = super::guard::get(&read, "value");
+    let value = super::safe_read::get(&read, "value");
     Ok(match value {
         Some(v) if !v.is_undefined() => Ok(v),
-        _ => Err(super::guard::get(&read, "reason")
+        _ => Err(super::safe_read::get(&read, "reason")
             .and_then(|r| r.as_string())
             .unwrap_or_default()),
     })

@@ -14,10 +14,10 @@ pub struct JsFailure {
 impl From<JsValue> for JsFailure {
     fn from(value: JsValue) -> JsFailure {
         // Whatever was thrown: an Error, a string, or a hostile object
-        // whose every read throws (read through `guard`, never `instanceof`).
+        // whose every read throws (read through `safe_read`, never `instanceof`).
         let field = |key: &str| {
             if value.is_object() || value.is_function() {
-                super::guard::get(&value, key).and_then(|v| v.as_string())
+                super::safe_read::get(&value, key).and_then(|v| v.as_string())
             } else {
                 None
             }

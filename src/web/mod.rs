@@ -8,7 +8,6 @@ pub mod channel;
 pub mod driver;
 #[cfg(feature = "consumer")]
 pub mod effects;
-pub mod guard;
 #[cfg(feature = "client")]
 pub mod http;
 pub mod js_failure;
@@ -16,6 +15,7 @@ pub mod locks;
 #[cfg(feature = "client")]
 pub mod network;
 pub mod random;
+pub mod safe_read;
 pub mod storage;
 pub mod time;
 

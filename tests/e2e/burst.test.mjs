@@ -12,7 +12,7 @@ import { root } from "../support/gateway.mjs";
 const env = gatewayAndChromium({ quiet: true });
 
 const snippets = readdirSync(join(root, "pkg/snippets"))[0];
-const idbModule = `/pkg/snippets/${snippets}/src/web/storage/idb.js`;
+const idbModule = `/pkg/snippets/${snippets}/src/web/storage/indexed_db.js`;
 
 /** The requestId of every stream the gateway holds for these accounts, from its query API. */
 async function requestIdsOf(accounts) {

@@ -13,7 +13,7 @@
 //!
 //! `flush` says the write must be durable before it resolves (an
 //! unresolved intent, an effect); a store that is always durable ignores
-//! it. IndexedDB is such an object too (`idbKv` in `idb.js`), one that
+//! it. IndexedDB is such an object too (`idbKv` in `indexed_db.js`), one that
 //! hands records back as the objects it keeps.
 //!
 //! With `compareAndSet` (a Durable Object, a database row), writes are
@@ -25,15 +25,15 @@
 use crate::core::text::text;
 use wasm_bindgen::JsValue;
 
-use super::text_kv::{TextKv, TextStore};
+use super::key_value::{KeyValue, KeyValueStore};
 use super::unavailable;
 use crate::core::journal::{StoreError, Unavailable};
 use crate::web::{call_and_await, JsFailure};
 
 /// Intent storage through a caller's adapter.
-pub type AdapterStore = TextStore<AdapterKv>;
+pub type AdapterStore = KeyValueStore<AdapterKv>;
 
-/// A JS adapter object as a [`TextKv`].
+/// A JS adapter object as a [`KeyValue`].
 #[derive(Debug)]
 pub struct AdapterKv {
     raw: js_sys::Object,
@@ -48,7 +48,7 @@ pub struct AdapterKv {
 }
 
 fn method(raw: &js_sys::Object, name: &str) -> Option<js_sys::Function> {
-    crate::web::guard::get(raw, name).and_then(|f| crate::web::guard::function(&f))
+    crate::web::safe_read::get(raw, name).and_then(|f| crate::web::safe_read::function(&f))
 }
 
 /// Wraps an adapter object, checking it has the required methods;
@@ -68,7 +68,7 @@ pub fn open(
             });
         }
     }
-    Ok(TextStore::new(AdapterKv {
+    Ok(KeyValueStore::new(AdapterKv {
         raw,
         timeout_ms,
         immediate,
@@ -129,7 +129,7 @@ fn stored(v: JsValue, builtin: bool) -> Option<JsValue> {
     (builtin || v.is_string()).then_some(v)
 }
 
-impl TextKv for AdapterKv {
+impl KeyValue for AdapterKv {
     async fn read(&self, key: &str) -> Result<Option<JsValue>, StoreError> {
         let v = self.call("get", &[key.into()], false).await?;
         if v.is_null() || v.is_undefined() {
@@ -166,11 +166,11 @@ impl TextKv for AdapterKv {
 
     async fn entries(&self, prefix: &str) -> Result<Vec<(String, Option<JsValue>)>, StoreError> {
         let found = self.call("list", &[prefix.into()], false).await?;
-        let entries = crate::web::guard::elements(&found)
+        let entries = crate::web::safe_read::elements(&found)
             .ok_or_else(|| not_a("an array", text!("list(", prefix, ")")))?;
         Ok(entries
             .into_iter()
-            .filter_map(|entry| match crate::web::guard::elements(&entry) {
+            .filter_map(|entry| match crate::web::safe_read::elements(&entry) {
                 Some(pair) => Some((
                     pair.first()?.as_string()?,
                     pair.get(1).cloned().and_then(|v| stored(v, self.builtin)),

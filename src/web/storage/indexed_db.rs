@@ -2,11 +2,11 @@
 //! operation one transaction, writes with strict durability where the
 //! record says it needs the flush (unresolved intents, effects). It sits
 //! behind the same storage-adapter contract as every other store (`idbKv`
-//! in `idb.js`), so the module carries one store implementation, not two.
+//! in `indexed_db.js`), so the module carries one store implementation, not two.
 
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/web/storage/idb.js")]
+#[wasm_bindgen(module = "/src/web/storage/indexed_db.js")]
 extern "C" {
     #[wasm_bindgen(js_name = idbKv)]
     fn idb_kv(namespace: &str) -> js_sys::Object;

@@ -1,8 +1,8 @@
 //! Intent storage for browsers and edge runtimes, meeting the core's
 //! [`IntentStore`] contract: every store is an object of the
 //! storage-adapter contract, driven by one Rust implementation
-//! (`text_kv.rs`): IndexedDB (the default in browsers, `idbKv` in
-//! `idb.js`), localStorage and memory (by explicit opt-in, `builtin_kv.js`)
+//! (`key_value.rs`): IndexedDB (the default in browsers, `idbKv` in
+//! `indexed_db.js`), localStorage and memory (by explicit opt-in, `builtin_kv.js`)
 //! and a caller's adapter (edge KV).
 //!
 //! Unavailable, blocked, full or failing storage is a typed
@@ -12,7 +12,7 @@
 
 pub mod adapter;
 pub mod indexed_db;
-pub mod text_kv;
+pub mod key_value;
 
 use crate::core::text::text;
 use wasm_bindgen::{JsCast, JsValue};

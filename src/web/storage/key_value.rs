@@ -30,7 +30,7 @@ pub fn quarantine_prefix(kind: RecordKind) -> String {
 /// A key-value store: values go in as JSON text (a string) and come back
 /// as a string or as the object the store keeps.
 #[allow(async_fn_in_trait)]
-pub trait TextKv {
+pub trait KeyValue {
     /// The value of `key`.
     async fn read(&self, key: &str) -> Result<Option<JsValue>, StoreError>;
     /// Sets `key`.
@@ -53,16 +53,16 @@ pub trait TextKv {
     ) -> Result<Option<bool>, StoreError>;
 }
 
-/// Intent storage over a [`TextKv`].
+/// Intent storage over a [`KeyValue`].
 #[derive(Debug)]
-pub struct TextStore<K> {
+pub struct KeyValueStore<K> {
     kv: K,
 }
 
-impl<K: TextKv> TextStore<K> {
+impl<K: KeyValue> KeyValueStore<K> {
     /// Wraps a key-value store.
-    pub fn new(kv: K) -> TextStore<K> {
-        TextStore { kv }
+    pub fn new(kv: K) -> KeyValueStore<K> {
+        KeyValueStore { kv }
     }
 
     /// The wrapped store.
@@ -95,7 +95,7 @@ fn key_of(kind: RecordKind, namespace: &str, id: &str) -> String {
     text!(prefix(kind), namespace, "/", id)
 }
 
-impl<K: TextKv, R: StoredRecord> RecordStore<R> for TextStore<K> {
+impl<K: KeyValue, R: StoredRecord> RecordStore<R> for KeyValueStore<K> {
     async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
         let key = key_of(R::KIND, namespace, id);
         let Some(value) = self.kv.read(&key).await? else {
