@@ -7,12 +7,8 @@ use std::rc::Rc;
 use wasm_bindgen::JsValue;
 
 #[cfg(feature = "client")]
-use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
-#[cfg(feature = "client")]
-use crate::core::machine::MachineConfig;
+pub use crate::core::intent_input::{intent, stage, AggregateInput, CommandInput, Defaults};
 use crate::core::protocol::JsonValue;
-#[cfg(feature = "client")]
-use crate::core::protocol::{AggregateRoute, CommandHeaders, CommandStage};
 
 #[cfg(feature = "client")]
 /// Retry settings as given.
@@ -135,62 +131,6 @@ impl ConnectInput {
 #[cfg(feature = "client")]
 fn clamp_u32(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-#[cfg(feature = "client")]
-/// The aggregate part of a command.
-#[derive(Debug)]
-pub struct AggregateInput {
-    /// Context alias, for another bounded context.
-    pub context_alias: Option<String>,
-    /// Resource name.
-    pub resource: String,
-    /// Aggregate id (generated client-side for creates when absent).
-    pub id: Option<String>,
-    /// Tenant id (path), when the aggregate has no static tenant.
-    pub tenant_id: Option<String>,
-    /// Owner id (path).
-    pub owner_id: Option<String>,
-}
-
-#[cfg(feature = "client")]
-/// A command as the caller gives it.
-#[derive(Debug)]
-pub struct CommandInput {
-    /// Where it goes.
-    pub aggregate: AggregateInput,
-    /// snake_case command name (the path's action).
-    pub action: Option<String>,
-    /// HTTP method (default POST for creates, PUT otherwise).
-    pub method: Option<String>,
-    /// Full path, instead of aggregate + action.
-    pub path: Option<String>,
-    /// The command body.
-    pub body: Option<JsonValue>,
-    /// Business key: same key, same intent.
-    pub intent_key: Option<String>,
-    /// Wait stage.
-    pub wait_stage: Option<String>,
-    /// Wait context filter.
-    pub wait_context: Option<String>,
-    /// Wait processor filter.
-    pub wait_processor: Option<String>,
-    /// Wait function filter.
-    pub wait_function: Option<String>,
-    /// Chain tail stage.
-    pub wait_tail_stage: Option<String>,
-    /// Expected current version.
-    pub expected_version: Option<i64>,
-    /// Caller timeout for this command.
-    pub timeout_ms: Option<u64>,
-    /// Server-side wait timeout for this command.
-    pub wait_timeout_ms: Option<u64>,
-    /// Extra, non-secret headers (persisted with the intent), by name.
-    pub headers: Option<Vec<(String, String)>>,
-    /// Whether the command creates its aggregate.
-    pub create: Option<bool>,
-    /// Whether the aggregate id is a path segment (default: not for creates).
-    pub id_in_path: Option<bool>,
 }
 
 #[cfg(feature = "client")]
@@ -442,131 +382,4 @@ pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function
     crate::web::safe_read::function(&value)
         .map(Some)
         .ok_or_else(|| text!("option `", name, "` must be a function"))
-}
-
-#[cfg(feature = "client")]
-/// Parses a stage name.
-pub fn stage(name: &str) -> Result<CommandStage, String> {
-    CommandStage::from_header(name).ok_or_else(|| {
-        text!(
-            "unknown wait stage `",
-            name,
-            "`: one of SENT, PROCESSED, SNAPSHOT, PROJECTED, EVENT_HANDLED, SAGA_HANDLED"
-        )
-    })
-}
-
-#[cfg(feature = "client")]
-/// Client-wide defaults.
-#[derive(Clone, Debug)]
-pub struct Defaults {
-    /// Machine settings.
-    pub config: MachineConfig,
-    /// Default wait stage.
-    pub wait_stage: CommandStage,
-    /// Server-side wait timeout, when set apart from the caller timeout.
-    pub wait_timeout_ms: Option<u64>,
-    /// requestId policy.
-    pub policy: RequestIdPolicy,
-    /// Limits on command bodies.
-    pub body_limits: crate::web::JsonLimits,
-}
-
-#[cfg(feature = "client")]
-/// Turns a command into an intent and its machine settings.
-pub fn intent(
-    input: CommandInput,
-    defaults: &Defaults,
-    stream: bool,
-) -> Result<(NewIntent, MachineConfig), String> {
-    let a = input.aggregate;
-    if a.resource.trim().is_empty() {
-        return Err("aggregate.resource is required".into());
-    }
-    let create = input.create.unwrap_or(input.expected_version == Some(0));
-    let id_in_path = input.id_in_path.unwrap_or(!create);
-    let id = a.id.clone().filter(|id| !id.is_empty());
-    if !create && id.is_none() {
-        return Err(
-            "aggregate.id is required for a command that does not create its aggregate".into(),
-        );
-    }
-    let route = AggregateRoute {
-        prefix: None,
-        context_alias: a.context_alias.clone(),
-        tenant_id: a.tenant_id.clone(),
-        owner_id: a.owner_id.clone(),
-        resource: a.resource.clone(),
-    };
-    let path = match input.path {
-        Some(p) if p.starts_with('/') => p,
-        Some(p) => return Err(text!("path `", p, "` must start with `/`")),
-        None => {
-            if input.action.is_none() && !id_in_path {
-                return Err("give `action` (the command's snake_case name) or `path`".into());
-            }
-            let id_segment = if id_in_path { id.as_deref() } else { None };
-            route
-                .command_path(id_segment, input.action.as_deref())
-                .map_err(|e| e.message())?
-        }
-    };
-    let method = input
-        .method
-        .unwrap_or_else(|| if create { "POST" } else { "PUT" }.into())
-        .to_ascii_uppercase();
-    if !crate::core::protocol::is_command_method(&method) {
-        return Err(text!("method `", method, "` is not a command method"));
-    }
-    let headers = input.headers.unwrap_or_default();
-    let mut check = CommandHeaders::new();
-    for (name, value) in &headers {
-        check.set(name, value).map_err(|e| e.message())?;
-    }
-    let timeout_ms = input
-        .timeout_ms
-        .unwrap_or(defaults.config.caller_timeout_ms);
-    let wait = WaitSpec {
-        stage: match &input.wait_stage {
-            Some(s) => stage(s)?,
-            None => defaults.wait_stage,
-        },
-        context: input.wait_context,
-        processor: input.wait_processor,
-        function: input.wait_function,
-        tail_stage: input.wait_tail_stage.as_deref().map(stage).transpose()?,
-        timeout_ms: input
-            .wait_timeout_ms
-            .or(defaults.wait_timeout_ms)
-            .unwrap_or(timeout_ms)
-            .max(1),
-    };
-    if wait.tail_stage.is_some() && wait.stage != CommandStage::SagaHandled {
-        return Err("waitTailStage needs waitStage SAGA_HANDLED".into());
-    }
-    let intent = NewIntent {
-        intent_key: input.intent_key,
-        aggregate: AggregateIdentity {
-            context_alias: a.context_alias,
-            resource: a.resource,
-            tenant_id: a.tenant_id,
-            owner_id: a.owner_id,
-            aggregate_id: id.unwrap_or_default(),
-        },
-        command: CommandSpec {
-            method,
-            path,
-            body: input.body.unwrap_or_else(JsonValue::empty_object),
-            expected_version: input.expected_version,
-            create,
-            wait,
-            headers,
-        },
-    };
-    let config = MachineConfig {
-        caller_timeout_ms: timeout_ms,
-        stream,
-        ..defaults.config.clone()
-    };
-    Ok((intent, config))
 }

@@ -159,24 +159,7 @@ impl serde::Serialize for JsNumbers<'_> {
     }
 }
 
-/// Limits on a caller's free-form JSON (a command body), checked before
-/// anything is persisted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JsonLimits {
-    /// The longest JSON text, in UTF-16 code units (default 1 MiB).
-    pub max_chars: u32,
-    /// The deepest nesting of arrays and objects (default 64).
-    pub max_depth: u32,
-}
-
-impl Default for JsonLimits {
-    fn default() -> Self {
-        JsonLimits {
-            max_chars: 1 << 20,
-            max_depth: 64,
-        }
-    }
-}
+pub use crate::core::protocol::JsonLimits;
 
 /// A caller's value as the JSON it will be sent as, within `limits`; what
 /// JSON cannot carry (a cycle, a BigInt, a getter that throws) or what is

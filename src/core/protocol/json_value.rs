@@ -686,3 +686,22 @@ mod float_text {
         }
     }
 }
+
+/// Limits on a caller's free-form JSON (a command body), checked before
+/// anything is persisted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonLimits {
+    /// The longest JSON text, in UTF-16 code units (default 1 MiB).
+    pub max_chars: u32,
+    /// The deepest nesting of arrays and objects (default 64).
+    pub max_depth: u32,
+}
+
+impl Default for JsonLimits {
+    fn default() -> Self {
+        JsonLimits {
+            max_chars: 1 << 20,
+            max_depth: 64,
+        }
+    }
+}

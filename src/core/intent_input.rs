@@ -1,0 +1,373 @@
+//! What a caller's command says, and the intent and drive settings it
+//! becomes: the client's defaults applied, the route and the method
+//! decided, every field checked. Pure, so every rule here is tested
+//! natively; `js/input.rs` only reads the caller's object into a
+//! [`CommandInput`].
+
+use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
+use crate::core::machine::MachineConfig;
+use crate::core::protocol::{
+    is_command_method, AggregateRoute, CommandHeaders, CommandStage, JsonLimits, JsonValue,
+};
+use crate::core::text::text;
+
+/// The aggregate part of a command.
+#[derive(Debug)]
+pub struct AggregateInput {
+    /// Context alias, for another bounded context.
+    pub context_alias: Option<String>,
+    /// Resource name.
+    pub resource: String,
+    /// Aggregate id (generated client-side for creates when absent).
+    pub id: Option<String>,
+    /// Tenant id (path), when the aggregate has no static tenant.
+    pub tenant_id: Option<String>,
+    /// Owner id (path).
+    pub owner_id: Option<String>,
+}
+
+/// A command as the caller gives it.
+#[derive(Debug)]
+pub struct CommandInput {
+    /// Where it goes.
+    pub aggregate: AggregateInput,
+    /// snake_case command name (the path's action).
+    pub action: Option<String>,
+    /// HTTP method (default POST for creates, PUT otherwise).
+    pub method: Option<String>,
+    /// Full path, instead of aggregate + action.
+    pub path: Option<String>,
+    /// The command body.
+    pub body: Option<JsonValue>,
+    /// Business key: same key, same intent.
+    pub intent_key: Option<String>,
+    /// Wait stage.
+    pub wait_stage: Option<String>,
+    /// Wait context filter.
+    pub wait_context: Option<String>,
+    /// Wait processor filter.
+    pub wait_processor: Option<String>,
+    /// Wait function filter.
+    pub wait_function: Option<String>,
+    /// Chain tail stage.
+    pub wait_tail_stage: Option<String>,
+    /// Expected current version.
+    pub expected_version: Option<i64>,
+    /// Caller timeout for this command.
+    pub timeout_ms: Option<u64>,
+    /// Server-side wait timeout for this command.
+    pub wait_timeout_ms: Option<u64>,
+    /// Extra, non-secret headers (persisted with the intent), by name.
+    pub headers: Option<Vec<(String, String)>>,
+    /// Whether the command creates its aggregate.
+    pub create: Option<bool>,
+    /// Whether the aggregate id is a path segment (default: not for creates).
+    pub id_in_path: Option<bool>,
+}
+
+/// Parses a stage name.
+pub fn stage(name: &str) -> Result<CommandStage, String> {
+    CommandStage::from_header(name).ok_or_else(|| {
+        text!(
+            "unknown wait stage `",
+            name,
+            "`: one of SENT, PROCESSED, SNAPSHOT, PROJECTED, EVENT_HANDLED, SAGA_HANDLED"
+        )
+    })
+}
+
+/// Client-wide defaults.
+#[derive(Clone, Debug)]
+pub struct Defaults {
+    /// Machine settings.
+    pub config: MachineConfig,
+    /// Default wait stage.
+    pub wait_stage: CommandStage,
+    /// Server-side wait timeout, when set apart from the caller timeout.
+    pub wait_timeout_ms: Option<u64>,
+    /// requestId policy.
+    pub policy: RequestIdPolicy,
+    /// Limits on command bodies.
+    pub body_limits: JsonLimits,
+}
+
+/// Turns a command into an intent and its machine settings.
+pub fn intent(
+    input: CommandInput,
+    defaults: &Defaults,
+    stream: bool,
+) -> Result<(NewIntent, MachineConfig), String> {
+    let a = input.aggregate;
+    if a.resource.trim().is_empty() {
+        return Err("aggregate.resource is required".into());
+    }
+    let create = input.create.unwrap_or(input.expected_version == Some(0));
+    let id_in_path = input.id_in_path.unwrap_or(!create);
+    let id = a.id.clone().filter(|id| !id.is_empty());
+    if !create && id.is_none() {
+        return Err(
+            "aggregate.id is required for a command that does not create its aggregate".into(),
+        );
+    }
+    let route = AggregateRoute {
+        prefix: None,
+        context_alias: a.context_alias.clone(),
+        tenant_id: a.tenant_id.clone(),
+        owner_id: a.owner_id.clone(),
+        resource: a.resource.clone(),
+    };
+    let path = match input.path {
+        Some(p) if p.starts_with('/') => p,
+        Some(p) => return Err(text!("path `", p, "` must start with `/`")),
+        None => {
+            if input.action.is_none() && !id_in_path {
+                return Err("give `action` (the command's snake_case name) or `path`".into());
+            }
+            let id_segment = if id_in_path { id.as_deref() } else { None };
+            route
+                .command_path(id_segment, input.action.as_deref())
+                .map_err(|e| e.message())?
+        }
+    };
+    let method = input
+        .method
+        .unwrap_or_else(|| if create { "POST" } else { "PUT" }.into())
+        .to_ascii_uppercase();
+    if !is_command_method(&method) {
+        return Err(text!("method `", method, "` is not a command method"));
+    }
+    let headers = input.headers.unwrap_or_default();
+    let mut check = CommandHeaders::new();
+    for (name, value) in &headers {
+        check.set(name, value).map_err(|e| e.message())?;
+    }
+    let timeout_ms = input
+        .timeout_ms
+        .unwrap_or(defaults.config.caller_timeout_ms);
+    let wait = WaitSpec {
+        stage: match &input.wait_stage {
+            Some(s) => stage(s)?,
+            None => defaults.wait_stage,
+        },
+        context: input.wait_context,
+        processor: input.wait_processor,
+        function: input.wait_function,
+        tail_stage: input.wait_tail_stage.as_deref().map(stage).transpose()?,
+        timeout_ms: input
+            .wait_timeout_ms
+            .or(defaults.wait_timeout_ms)
+            .unwrap_or(timeout_ms)
+            .max(1),
+    };
+    if wait.tail_stage.is_some() && wait.stage != CommandStage::SagaHandled {
+        return Err("waitTailStage needs waitStage SAGA_HANDLED".into());
+    }
+    let intent = NewIntent {
+        intent_key: input.intent_key,
+        aggregate: AggregateIdentity {
+            context_alias: a.context_alias,
+            resource: a.resource,
+            tenant_id: a.tenant_id,
+            owner_id: a.owner_id,
+            aggregate_id: id.unwrap_or_default(),
+        },
+        command: CommandSpec {
+            method,
+            path,
+            body: input.body.unwrap_or_else(JsonValue::empty_object),
+            expected_version: input.expected_version,
+            create,
+            wait,
+            headers,
+        },
+    };
+    let config = MachineConfig {
+        caller_timeout_ms: timeout_ms,
+        stream,
+        ..defaults.config.clone()
+    };
+    Ok((intent, config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn defaults() -> Defaults {
+        Defaults {
+            config: MachineConfig::default(),
+            wait_stage: CommandStage::Processed,
+            wait_timeout_ms: None,
+            policy: RequestIdPolicy::RandomV7,
+            body_limits: JsonLimits::default(),
+        }
+    }
+
+    fn command(resource: &str, id: Option<&str>, action: Option<&str>) -> CommandInput {
+        CommandInput {
+            aggregate: AggregateInput {
+                context_alias: None,
+                resource: resource.into(),
+                id: id.map(Into::into),
+                tenant_id: None,
+                owner_id: None,
+            },
+            action: action.map(Into::into),
+            method: None,
+            path: None,
+            body: None,
+            intent_key: None,
+            wait_stage: None,
+            wait_context: None,
+            wait_processor: None,
+            wait_function: None,
+            wait_tail_stage: None,
+            expected_version: None,
+            timeout_ms: None,
+            wait_timeout_ms: None,
+            headers: None,
+            create: None,
+            id_in_path: None,
+        }
+    }
+
+    fn built(c: CommandInput) -> (NewIntent, MachineConfig) {
+        intent(c, &defaults(), false).unwrap()
+    }
+
+    fn refused(c: CommandInput) -> String {
+        intent(c, &defaults(), false).unwrap_err()
+    }
+
+    #[test]
+    fn a_command_goes_to_its_aggregate_by_put_with_the_defaults() {
+        let (i, config) = built(command("account", Some("a-1"), Some("lock_amount")));
+        assert_eq!(i.command.path, "/account/a-1/lock_amount");
+        assert_eq!(i.command.method, "PUT");
+        assert!(!i.command.create);
+        assert_eq!(i.aggregate.aggregate_id, "a-1");
+        assert_eq!(i.command.body, JsonValue::empty_object());
+        assert_eq!(i.command.wait.stage, CommandStage::Processed);
+        let base = MachineConfig::default();
+        assert_eq!(config.caller_timeout_ms, base.caller_timeout_ms);
+        assert_eq!(i.command.wait.timeout_ms, base.caller_timeout_ms);
+        assert!(!config.stream);
+    }
+
+    #[test]
+    fn a_create_is_posted_to_the_resource_with_its_id_left_to_the_header() {
+        let mut c = command("account", Some("a-1"), Some("create_account"));
+        c.create = Some(true);
+        let (i, _) = built(c);
+        assert_eq!(
+            (i.command.path.as_str(), i.command.method.as_str()),
+            ("/account/create_account", "POST")
+        );
+        assert_eq!(i.aggregate.aggregate_id, "a-1");
+        // Without an id the journal makes one; the route needs none.
+        let mut c = command("account", None, Some("create_account"));
+        c.create = Some(true);
+        assert_eq!(built(c).0.aggregate.aggregate_id, "");
+        // An expected version of 0 says "create" when `create` is not given.
+        let mut c = command("account", Some("a-2"), Some("create_account"));
+        c.expected_version = Some(0);
+        assert!(built(c).0.command.create);
+    }
+
+    #[test]
+    fn the_route_carries_context_tenant_and_owner() {
+        let mut c = command("cart", Some("me"), Some("add_cart_item"));
+        c.aggregate.owner_id = Some("me".into());
+        c.aggregate.tenant_id = Some("t1".into());
+        let path = built(c).0.command.path;
+        assert!(path.starts_with("/tenant/t1/owner/me/cart/me/"), "{path}");
+    }
+
+    #[test]
+    fn what_cannot_make_a_command_is_refused_naming_it() {
+        assert_eq!(
+            refused(command(" ", Some("a"), Some("x"))),
+            "aggregate.resource is required"
+        );
+        assert_eq!(
+            refused(command("account", None, Some("lock_amount"))),
+            "aggregate.id is required for a command that does not create its aggregate"
+        );
+        // An empty id is no id.
+        assert!(refused(command("account", Some(""), Some("x"))).contains("aggregate.id"));
+        let mut c = command("account", Some("a"), None);
+        c.path = Some("account/a/x".into());
+        assert_eq!(refused(c), "path `account/a/x` must start with `/`");
+        let mut c = command("account", Some("a"), None);
+        c.id_in_path = Some(false);
+        assert_eq!(
+            refused(c),
+            "give `action` (the command's snake_case name) or `path`"
+        );
+        let mut c = command("account", Some("a"), Some("x"));
+        c.method = Some("get".into());
+        assert_eq!(refused(c), "method `GET` is not a command method");
+        let mut c = command("account", Some("a"), Some("x"));
+        c.headers = Some(vec![("X-Bad".into(), "a\nb".into())]);
+        assert!(refused(c).contains("X-Bad"));
+        let mut c = command("account", Some("a"), Some("x"));
+        c.wait_stage = Some("DONE".into());
+        assert!(refused(c).starts_with("unknown wait stage `DONE`"));
+        let mut c = command("account", Some("a"), Some("x"));
+        c.wait_tail_stage = Some("SNAPSHOT".into());
+        assert_eq!(refused(c), "waitTailStage needs waitStage SAGA_HANDLED");
+    }
+
+    #[test]
+    fn the_server_waits_as_long_as_it_is_told_then_as_the_client_default_then_as_the_caller() {
+        let wait = |input: Option<u64>, client: Option<u64>, caller: Option<u64>| {
+            let mut c = command("account", Some("a"), Some("x"));
+            c.wait_timeout_ms = input;
+            c.timeout_ms = caller;
+            let d = Defaults {
+                wait_timeout_ms: client,
+                ..defaults()
+            };
+            let (i, config) = intent(c, &d, true).unwrap();
+            assert!(config.stream);
+            (i.command.wait.timeout_ms, config.caller_timeout_ms)
+        };
+        assert_eq!(wait(Some(5), Some(7), Some(9)), (5, 9));
+        assert_eq!(wait(None, Some(7), Some(9)), (7, 9));
+        assert_eq!(wait(None, None, Some(9)), (9, 9));
+        // Never 0: the header must be positive.
+        assert_eq!(wait(Some(0), None, Some(9)).0, 1);
+    }
+
+    proptest! {
+        /// Whatever the caller gives, an intent that is built is one the
+        /// request can carry: a path from the root, a command method, a
+        /// create iff the caller said so (or gave expected version 0), and
+        /// the id in the path exactly when it is not a create (by default).
+        #[test]
+        fn a_built_intent_is_always_sendable(
+            resource in "[a-z_]{1,12}",
+            id in proptest::option::of("[A-Za-z0-9 ./%-]{0,12}"),
+            action in proptest::option::of("[a-z_]{1,12}"),
+            create in proptest::option::of(any::<bool>()),
+            expected in proptest::option::of(0i64..3),
+            method in proptest::option::of(prop_oneof!["post", "PUT", "patch", "DELETE", "GET"]),
+        ) {
+            let mut c = command(&resource, id.as_deref(), action.as_deref());
+            c.create = create;
+            c.expected_version = expected;
+            c.method = method;
+            if let Ok((i, _)) = intent(c, &defaults(), false) {
+                prop_assert!(i.command.path.starts_with('/'));
+                prop_assert!(is_command_method(&i.command.method));
+                prop_assert_eq!(i.command.create, create.unwrap_or(expected == Some(0)));
+                let id = id.filter(|id| !id.is_empty());
+                if !i.command.create {
+                    prop_assert!(id.is_some());
+                }
+                prop_assert_eq!(i.aggregate.aggregate_id, id.unwrap_or_default());
+            }
+        }
+    }
+}
