@@ -192,9 +192,8 @@ pub fn intent(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
-    fn defaults() -> Defaults {
+    pub(super) fn defaults() -> Defaults {
         Defaults {
             config: MachineConfig::default(),
             wait_stage: CommandStage::Processed,
@@ -204,7 +203,7 @@ mod tests {
         }
     }
 
-    fn command(resource: &str, id: Option<&str>, action: Option<&str>) -> CommandInput {
+    pub(super) fn command(resource: &str, id: Option<&str>, action: Option<&str>) -> CommandInput {
         CommandInput {
             aggregate: AggregateInput {
                 context_alias: None,
@@ -339,6 +338,13 @@ mod tests {
         // Never 0: the header must be positive.
         assert_eq!(wait(Some(0), None, Some(9)).0, 1);
     }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod properties {
+    use super::tests::{command, defaults};
+    use super::*;
+    use proptest::prelude::*;
 
     proptest! {
         /// Whatever the caller gives, an intent that is built is one the
