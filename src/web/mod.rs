@@ -179,8 +179,8 @@ pub fn caller_json(
 /// them): integers up to 2^53 - 1 are exact, other numbers floats,
 /// `undefined` is null. What JSON cannot carry (a function, a symbol, a
 /// BigInt) or a nesting deeper than [`MAX_NESTING`] is an error naming
-/// nothing of the value. (serde-wasm-bindgen's deserializer did this before;
-/// its error text put the whole of float printing into the module.)
+/// nothing of the value. Not serde-wasm-bindgen's deserializer: its error
+/// text would link the whole of float printing into the module.
 pub fn json_from_js(value: wasm_bindgen::JsValue) -> Result<JsonValue, JsFailure> {
     walk(&value, 0).ok_or_else(|| JsFailure {
         name: "TypeError".into(),

@@ -26,8 +26,9 @@ pub enum ResponseBody {
 }
 
 impl ResponseBody {
-    /// Decodes a body from any serde deserializer (serde_json natively,
-    /// serde-wasm-bindgen over a `JSON.parse`d value in the browser).
+    /// Decodes a body from a serde deserializer (serde_json, for native
+    /// callers and tests; in the browser a body is walked into a `JsonValue`
+    /// and read by `from_json`).
     /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
     pub fn decode<'de, D: Deserializer<'de>>(d: D) -> ResponseBody {
         match RawBody::deserialize(d) {
