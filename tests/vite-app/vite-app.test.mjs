@@ -201,9 +201,14 @@ test("`vite build` with the README's config writes the app, its worker as sw.js,
   browser = await launchChromium();
 });
 
-/** Waits for `page` to say `what` within `ms`. */
+/** Waits for `page` to say `what` within `ms`; a timeout says what the page showed and logged. */
 async function until(page, what, ms = 30_000) {
-  await page.waitForFunction(what, null, { timeout: ms });
+  try {
+    await page.waitForFunction(what, null, { timeout: ms });
+  } catch (e) {
+    const seen = await page.evaluate(() => ({ text: document.body.innerText, wow: window.wow })).catch((why) => `unreadable: ${why}`);
+    throw new Error(`${e.message}\nthe page: ${JSON.stringify(seen)}`);
+  }
 }
 
 const streams = async (resource, aggregateId) => {
