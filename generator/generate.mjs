@@ -399,7 +399,8 @@ function aggregateFile(header, agg) {
   }
   lines.push("", `/** Every command of \`${agg.tag}\`, by name. */`,
     `export const commands = { ${agg.commands.map((c) => `${c.fn}`).join(", ")} } as const;`, "");
-  return [header, ...imports(lines.join("\n")), "", lines.join("\n")].join("\n");
+  const body = lines.join("\n");
+  return [header, ...imports(body), "", body].join("\n");
 }
 
 /**
@@ -415,7 +416,7 @@ function imports(body) {
   return [
     schema.length && `import type { ${schema.join(", ")} } from "../schema.js";`,
     support.length && `import { ${support.join(", ")} } from "../support.js";`,
-    (uses("Schemas") || uses("Operations")) && "",
+    schema.length > 0 && "",
     uses("Schemas") && `type Schemas = components["schemas"];`,
     uses("Operations") && `type Operations = operations;`,
   ].filter((line) => line !== false);
