@@ -5,6 +5,7 @@
 //   node bench/run.mjs [--commands 1000] [--stages 200] [--concurrency 500]
 //                      [--journal 10000] [--memory 10000] [--startup 20] [--skip-core] [--out FILE]
 //                      [--db-dir DIR]   (the gateway's event store under DIR, e.g. /dev/shm)
+//                      [--body-sizes 1000,900000] [--body-commands 5]   (bodies)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -54,6 +55,16 @@ const pct = (list, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const ms = (x) => `${x.toFixed(2)} ms`;
+/** A CPU profile's self time (ms) per function, keyed "name file:line". */
+function selfTimes(profile) {
+  const dt = profile.timeDeltas, self = new Map(), byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const key = `${(f.functionName || "(anonymous)").slice(0, 90)} ${f.url.split("/").pop()}:${f.lineNumber}`;
+    self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
+  });
+  return self;
+}
 const section = (title) => console.log(`\n## ${title}\n`);
 
 // ---- 1. size ---------------------------------------------------------------
@@ -217,14 +228,7 @@ try {
       await run("concurrency", N.concurrency, { [key]: spec }, 1);
       const { profile } = await cdp.send("Profiler.stop");
       await tidy();
-      const dt = profile.timeDeltas, self = new Map(), byId = new Map(profile.nodes.map((n) => [n.id, n]));
-      profile.samples.forEach((id, i) => {
-        const f = byId.get(id).callFrame;
-        const where = `${f.url.split("/").pop()}:${f.lineNumber}`;
-        const key = `${(f.functionName || "(anonymous)").slice(0, 90)} ${where}`;
-        self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
-      });
-      profiles[key] = self;
+      profiles[key] = selfTimes(profile);
     }
     const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
     const byFile = (m) => { const f = {}; for (const [k, v] of m) { const file = k.split(" ").pop().split(":")[0] || "(native)"; f[file] = (f[file] ?? 0) + v; } return f; };
@@ -304,6 +308,53 @@ try {
     `(median of ${rounds}, ${Math.min(...walls)}–${Math.max(...walls)} ms), ${(2 * half / (wall / 1000)).toFixed(0)} commands/s, ` +
     `${((rows[0].wall * (2 * half) / N.concurrency) / wall).toFixed(2)}× raw fetch's throughput`);
   results.concurrencyTwoPages = { n: 2 * half, succeeded: worst, walls };
+  }
+
+  // ---- 4c. body size -------------------------------------------------------
+  // What a body's size costs the main thread: commands one after another
+  // with a small and a large body, raw fetch, the guarded peer and the SDK
+  // (IndexedDB), interleaved in rounds; main-thread time (Chromium's
+  // TaskDuration) around the sends alone, per command, median of the rounds.
+  if (wanted("bodies")) {
+  const sizes = (typeof args["body-sizes"] === "string" ? args["body-sizes"] : "1000,900000").split(",").map(Number);
+  const rounds = Number(args.rounds ?? 3), perRound = Number(args["body-commands"] ?? 5);
+  section(`4c. Body size: ${rounds} rounds of ${perRound} commands one after another per variant and body`);
+  await cdp.send("Performance.enable");
+  const mainThread = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration").value * 1000;
+  const names = { raw: "raw fetch", peer: "JS peer with the SDK's guarantees", sdk: "SDK (IndexedDB)" };
+  const rows = [];
+  for (const size of sizes) {
+    const bytes = await run("bodySetup", size);
+    const main = Object.fromEntries(Object.keys(names).map((k) => [k, []]));
+    for (const k of Object.keys(names)) await run("bodyRun", k, 1); // warm
+    for (let round = 0; round < rounds; round++) {
+      const order = Object.keys(names);
+      for (const k of [...order.slice(round % 3), ...order.slice(0, round % 3)]) {
+        const before = await mainThread();
+        await run("bodyRun", k, perRound);
+        main[k].push(((await mainThread()) - before) / perRound);
+      }
+    }
+    // `--cpu-profile`: where the SDK's time goes for this body, by self time.
+    if (args["cpu-profile"]) {
+      await cdp.send("Profiler.enable");
+      await cdp.send("Profiler.start");
+      await run("bodyRun", "sdk", perRound);
+      const { profile } = await cdp.send("Profiler.stop");
+      const self = selfTimes(profile);
+      console.log(`CPU profile of ${perRound} SDK commands with a ${bytes} B body, by self time:`);
+      console.log(table([...self].sort((a, b) => b[1] - a[1]).slice(0, Number(args["profile-top"] ?? 25))
+        .map(([k, v]) => ({ k, v: v / perRound })), [["function", (r) => r.k], ["per command", (r) => ms(r.v)]]));
+    }
+    await run("bodyTeardown");
+    for (const k of Object.keys(names)) rows.push({ bytes, name: names[k], key: k, main: pct(main[k], 50), min: Math.min(...main[k]), max: Math.max(...main[k]) });
+  }
+  const rawOf = (r) => rows.find((x) => x.bytes === r.bytes && x.key === "raw").main;
+  console.log(table(rows, [["body", (r) => `${(r.bytes / 1000).toFixed(r.bytes < 10_000 ? 1 : 0)} KB`], ["variant", (r) => r.name],
+    ["main thread / command", (r) => ms(r.main)], ["range", (r) => `${r.min.toFixed(1)}–${r.max.toFixed(1)} ms`],
+    ["/ raw fetch", (r) => `${(r.main / rawOf(r)).toFixed(2)}×`]]));
+  console.log("target: a 900 KB body at most 2× raw fetch's main thread (the body serialised once, hashed once, cloned into storage once)");
+  results.bodies = rows;
   }
 
   // ---- 5. journal scale ---------------------------------------------------

@@ -327,6 +327,57 @@ export async function concurrency(n, variants, rounds = 3) {
   return out;
 }
 
+/**
+ * 4c. What a body's size costs: a body of about `bytes` of JSON (an order of
+ * items of about 100 B each, the shape a document or a cart import has),
+ * sent one command after another. `bodySetup` makes the account, the
+ * clients and the body; `bodyRun` sends `n` by one variant, so the driver
+ * can measure the main thread around the sends alone. Each variant turns the
+ * caller's object into its request: raw fetch and the peer by
+ * `JSON.stringify`, the SDK by its own path.
+ */
+let bodyBench = null;
+export async function bodySetup(bytes) {
+  await bodyTeardown();
+  const id = await account();
+  const items = [];
+  for (let i = 0, size = 0; size < bytes; i++) {
+    const item = { sku: `SKU-${String(i).padStart(6, "0")}`, name: `product ${i} of the bench's order`, quantity: 1 + (i % 7),
+      price: Math.round(i * 37.3) / 100, tags: ["bench", i % 2 ? "odd" : "even"] };
+    size += JSON.stringify(item).length + 1;
+    items.push(item);
+  }
+  const command = { aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1, items } };
+  const template = await captureRequest(lock(id));
+  bodyBench = { command, template, bytes: JSON.stringify(command.body).length, sdk: await connect("indexedDB"),
+    peer: await guardedPeer(unique("body")) };
+  return bodyBench.bytes;
+}
+export async function bodyRun(variant, n) {
+  const { command, template, sdk, peer } = bodyBench;
+  for (let i = 0; i < n; i++) {
+    let ok;
+    if (variant === "raw") {
+      const headers = new Map(template.headers);
+      headers.set("command-request-id", crypto.randomUUID());
+      const r = await fetch(template.url, { method: template.method, headers: [...headers], body: JSON.stringify(command.body) });
+      ok = (await r.json()).errorCode === "Ok";
+    } else if (variant === "peer") {
+      ok = (await peer.send({ ...template, body: JSON.stringify(command.body) })).errorCode === "Ok";
+    } else {
+      ok = (await sdk.sendAndWait(command)).errorCode === "Ok";
+    }
+    if (!ok) throw new Error(`${variant}: a ${bodyBench.bytes} B body did not succeed`);
+  }
+}
+export async function bodyTeardown() {
+  if (!bodyBench) return;
+  await bodyBench.sdk.clear();
+  bodyBench.sdk.free();
+  bodyBench.peer.close();
+  bodyBench = null;
+}
+
 /** 4b. One page's share of a burst from pages sharing one journal: accounts
  * to create (`ids` null) or to use, the journal's namespace, and the moment
  * (epoch ms) every page starts at. */
@@ -451,5 +502,5 @@ export async function footprint(n) {
   return rows;
 }
 
-window.bench = {  overhead, stages, concurrency, cleanup, sharedBurst, journalScale, memory, footprint };
+window.bench = {  overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
