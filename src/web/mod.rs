@@ -30,8 +30,14 @@ extern "C" {
         value: &wasm_bindgen::JsValue,
         what: &str,
         max_chars: u32,
-        max_depth: u32,
     ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
+    /// Throws the error of a plain value nested deeper than `max_depth`.
+    #[wasm_bindgen(js_name = tooDeep, catch)]
+    fn too_deep(
+        value: &wasm_bindgen::JsValue,
+        what: &str,
+        max_depth: u32,
+    ) -> Result<(), wasm_bindgen::JsValue>;
     #[wasm_bindgen(js_name = callWithin)]
     fn call_within(
         f: &js_sys::Function,
@@ -169,9 +175,13 @@ pub fn caller_json(
     what: &str,
     limits: JsonLimits,
 ) -> Result<JsonValue, String> {
-    let clean = as_json(value, what, limits.max_chars, limits.max_depth)
-        .map_err(|e| JsFailure::from(e).message)?;
-    json_from_js(clean).map_err(|e| e.message)
+    let clean = as_json(value, what, limits.max_chars)
+        // A plain value fails the walk only by its nesting.
+        .and_then(|clean| match walk(&clean, 0, limits.max_depth) {
+            Some(json) => Ok(json),
+            None => too_deep(&clean, what, limits.max_depth).map(|()| JsonValue::Null),
+        });
+    clean.map_err(|e| JsFailure::from(e).message)
 }
 
 /// A JS value as free-form JSON, read by walking it (its arrays, and its
@@ -182,13 +192,14 @@ pub fn caller_json(
 /// nothing of the value. Not serde-wasm-bindgen's deserializer: its error
 /// text would link the whole of float printing into the module.
 pub fn json_from_js(value: wasm_bindgen::JsValue) -> Result<JsonValue, JsFailure> {
-    walk(&value, 0).ok_or_else(|| JsFailure {
+    walk(&value, 0, MAX_NESTING).ok_or_else(|| JsFailure {
         name: "TypeError".into(),
         message: "not a JSON value".into(),
     })
 }
 
-fn walk(v: &wasm_bindgen::JsValue, depth: u32) -> Option<JsonValue> {
+/// `v` walked, unless it nests deeper than `max` levels.
+fn walk(v: &wasm_bindgen::JsValue, depth: u32, max: u32) -> Option<JsonValue> {
     use wasm_bindgen::JsCast;
     if v.is_null() || v.is_undefined() {
         return Some(JsonValue::Null);
@@ -202,14 +213,14 @@ fn walk(v: &wasm_bindgen::JsValue, depth: u32) -> Option<JsonValue> {
     if let Some(s) = v.as_string() {
         return Some(JsonValue::String(s));
     }
-    if depth >= MAX_NESTING || v.is_function() || !v.is_object() {
+    if depth >= max || v.is_function() || !v.is_object() {
         return None;
     }
     if js_sys::Array::is_array(v) {
         let a: &js_sys::Array = v.unchecked_ref();
         return a
             .iter()
-            .map(|e| walk(&e, depth + 1))
+            .map(|e| walk(&e, depth + 1, max))
             .collect::<Option<Vec<_>>>()
             .map(JsonValue::Array);
     }
@@ -217,7 +228,10 @@ fn walk(v: &wasm_bindgen::JsValue, depth: u32) -> Option<JsonValue> {
     let mut out = Vec::with_capacity(entries.length() as usize);
     for e in entries.iter() {
         let pair: js_sys::Array = e.unchecked_into();
-        out.push((pair.get(0).as_string()?, walk(&pair.get(1), depth + 1)?));
+        out.push((
+            pair.get(0).as_string()?,
+            walk(&pair.get(1), depth + 1, max)?,
+        ));
     }
     Some(JsonValue::Object(out))
 }

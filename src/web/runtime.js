@@ -33,8 +33,10 @@ export function callWithin(f, self, args, ms, what) {
   });
 }
 
-// See `caller_json` in src/web/mod.rs.
-export function asJson(value, what, maxChars, maxDepth) {
+// See `caller_json` in src/web/mod.rs: the value as JSON would carry it, as
+// a fresh plain value. Its nesting is the walker's to check (it walks it
+// anyway); `tooDeep` measures it only for the message of one too deep.
+export function asJson(value, what, maxChars) {
   let text;
   try { text = JSON.stringify(value); } catch (e) {
     throw new TypeError(`${what} cannot be sent as JSON: ${e && e.message}`);
@@ -43,17 +45,11 @@ export function asJson(value, what, maxChars, maxDepth) {
   if (text.length > maxChars) {
     throw new RangeError(`${what} is ${text.length} characters of JSON; the limit is ${maxChars} (maxBodyChars)`);
   }
-  let depth = 0, deepest = 0, inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) { if (c === 92) i++; else if (c === 34) inString = false; }
-    else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
-    else if (c === 125 || c === 93) depth--;
-  }
-  if (deepest > maxDepth) {
-    throw new RangeError(`${what} nests ${deepest} levels deep; the limit is ${maxDepth} (maxBodyDepth)`);
-  }
   return JSON.parse(text);
 }
 
+// Throws what a plain value too deep for the walker (`maxDepth`) is told.
+export function tooDeep(value, what, maxDepth) {
+  const nesting = (v) => (v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(nesting)) : 0);
+  throw new RangeError(`${what} nests ${nesting(value)} levels deep; the limit is ${maxDepth} (maxBodyDepth)`);
+}

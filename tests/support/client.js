@@ -81,7 +81,7 @@ export function hostileBodies() {
     { name: "throwing getter", body: throwing, message: "getter says no" },
     { name: "hostile proxy", body: proxy, message: "proxy says no" },
     { name: "too large", body: { text: "x".repeat(10_000) }, message: "the limit is 4096 (maxBodyChars)" },
-    { name: "too deep", body: deep, message: "the limit is 8 (maxBodyDepth)" },
+    { name: "too deep", body: deep, message: "command.body nests 21 levels deep; the limit is 8 (maxBodyDepth)" },
   ];
 }
 
