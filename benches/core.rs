@@ -44,7 +44,7 @@ fn record() -> IntentRecord {
         command: CommandSpec {
             method: "PUT".into(),
             path: "/account/a1/lock_amount".into(),
-            body: JsonValue::empty_object(),
+            body: JsonValue::empty_object().into(),
             expected_version: None,
             create: false,
             wait: WaitSpec {

@@ -174,7 +174,7 @@ pub fn intent(
         command: CommandSpec {
             method,
             path,
-            body: input.body.unwrap_or_else(JsonValue::empty_object),
+            body: input.body.unwrap_or_else(JsonValue::empty_object).into(),
             expected_version: input.expected_version,
             create,
             wait,
@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(i.command.method, "PUT");
         assert!(!i.command.create);
         assert_eq!(i.aggregate.aggregate_id, "a-1");
-        assert_eq!(i.command.body, JsonValue::empty_object());
+        assert_eq!(i.command.body, JsonValue::empty_object().into());
         assert_eq!(i.command.wait.stage, CommandStage::Processed);
         let base = MachineConfig::default();
         assert_eq!(config.caller_timeout_ms, base.caller_timeout_ms);

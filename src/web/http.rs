@@ -199,7 +199,11 @@ pub fn command_request(
         url(base_url, &c.path),
         &method,
         &headers,
-        super::to_text(&c.body),
+        {
+            let mut text = String::new();
+            c.body.write_text(super::engine_number_text, &mut text);
+            text
+        },
         timeout_ms,
     ))
 }

@@ -46,7 +46,7 @@ pub fn intent(key: Option<&str>, id: &str) -> NewIntent {
         command: CommandSpec {
             method: "PUT".into(),
             path: format!("/account/{id}/lock_amount"),
-            body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(5))]),
+            body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(5))]).into(),
             expected_version: None,
             create: false,
             wait: WaitSpec {

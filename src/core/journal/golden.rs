@@ -212,7 +212,8 @@ fn new_intent(key: &str, caller: &JsonValue, body: JsonValue, stored: &JsonValue
                 JsonValue::empty_object()
             } else {
                 body
-            },
+            }
+            .into(),
             expected_version: command.get("expectedVersion").and_then(JsonValue::as_i64),
             create: command.get("create") == Some(&JsonValue::Bool(true)),
             ..CommandSpec::default()
@@ -394,7 +395,7 @@ fn the_journal_replays_resends_and_resumes_what_was_stored() {
                         &mut SeededRandom::new(2),
                     ))
                 };
-                let body = record.command.body.clone();
+                let body = record.command.body.value().clone();
                 match (expect.as_str(), begin(body.clone())) {
                     ("replayed", Ok(Begun::Settled(r))) => {
                         assert_eq!((r.intent_id, r.state), (id.clone(), record.state), "{at}")

@@ -124,7 +124,7 @@ fn payload_fingerprint(
             .expected_version
             .map_or(JsonValue::Null, JsonValue::Int),
     ]);
-    fingerprint(&[&identity, &command.body], float)
+    fingerprint(&[&identity, command.body.value()], float)
 }
 
 /// Intents of one namespace over one store.

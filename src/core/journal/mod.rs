@@ -15,7 +15,7 @@ pub mod store;
 pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, SeededRandom};
 pub use intents::{Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS};
 pub use record::{
-    AggregateIdentity, Attempt, AttemptOutcome, CommandSpec, IntentRecord, IntentState,
+    AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
     RecordError, WaitEnd, WaitSpec, SCHEMA_VERSION,
 };
 pub use store::{

@@ -1,12 +1,15 @@
 //! `IntentRecord`: everything needed to recognise, confirm and retry one
 //! business intent after a timeout, a reload or a crash.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::core::protocol::json_codec::{read_name, wire_name, wire_variant, UNKNOWN_NAME};
 use crate::core::protocol::{
-    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonOut,
-    JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
+    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FloatText, FromJson, JsonError,
+    JsonOut, JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
 };
 
 /// The schema version this build writes.
@@ -99,6 +102,76 @@ impl WaitSpec {
     }
 }
 
+/// A command's body: one value shared by every copy of its record (a drive
+/// copies the record for each write), and its JSON text written once, then
+/// reused by every write of the record and every attempt's request: a large
+/// body costs one serialisation per drive, not one per write.
+#[derive(Clone, Debug, Default)]
+pub struct Body(Rc<BodyValue>);
+
+#[derive(Debug, Default)]
+struct BodyValue {
+    value: JsonValue,
+    /// Its JSON text once written (a body's text is never empty).
+    text: RefCell<String>,
+}
+
+impl Body {
+    /// A body of `value`.
+    pub fn new(value: JsonValue) -> Body {
+        Body(Rc::new(BodyValue {
+            value,
+            text: RefCell::default(),
+        }))
+    }
+
+    /// The body's value.
+    pub fn value(&self) -> &JsonValue {
+        &self.0.value
+    }
+
+    /// Appends the body's JSON text to `out`, written on the first call with
+    /// `float` for its numbers: a process writes records with one number
+    /// writer (the engine's in the shipped modules).
+    pub fn write_text(&self, float: FloatText, out: &mut String) {
+        let mut text = self.0.text.borrow_mut();
+        if text.is_empty() {
+            self.0.value.write_text::<false>(&mut text, float);
+        }
+        out.push_str(&text);
+    }
+}
+
+impl From<JsonValue> for Body {
+    fn from(value: JsonValue) -> Body {
+        Body::new(value)
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        self.0.value == other.0.value
+    }
+}
+
+impl ToJson for Body {
+    fn write_json(&self, out: &mut JsonOut) {
+        self.write_text(out.float(), &mut out.text);
+    }
+}
+
+impl Serialize for Body {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.value.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        JsonValue::deserialize(d).map(Body::new)
+    }
+}
+
 /// The command of an intent, exactly as every attempt sends it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -108,7 +181,7 @@ pub struct CommandSpec {
     /// Path relative to the gateway's base URL.
     pub path: String,
     /// The command body.
-    pub body: JsonValue,
+    pub body: Body,
     /// Expected current version, when the caller pinned one. Never bumped
     /// silently (DESIGN rule 6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -413,7 +486,7 @@ impl FromJson for CommandSpec {
         let read = CommandSpec {
             method: o.req("method"),
             path: o.req("path"),
-            body: o.any("body"),
+            body: Body::new(o.any("body")),
             expected_version: o.opt("expectedVersion"),
             create: o.or_default("create"),
             wait: o.req("wait"),

@@ -12,7 +12,7 @@ fn command(path: &str, create: bool, amount: i64) -> CommandSpec {
     CommandSpec {
         method: if create { "POST" } else { "PUT" }.into(),
         path: path.into(),
-        body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(amount))]),
+        body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(amount))]).into(),
         expected_version: None,
         create,
         wait: WaitSpec {

@@ -26,7 +26,7 @@ fn record(stage: CommandStage, create: bool) -> IntentRecord {
         command: CommandSpec {
             method: "PUT".into(),
             path: "/account/a1/lock_amount".into(),
-            body: JsonValue::empty_object(),
+            body: JsonValue::empty_object().into(),
             expected_version: None,
             create,
             wait: WaitSpec {

@@ -65,6 +65,11 @@ impl JsonOut {
         out.text
     }
 
+    /// How its non-integral numbers are written.
+    pub fn float(&self) -> FloatText {
+        self.float
+    }
+
     /// Free-form JSON.
     pub fn value(&mut self, value: &JsonValue) {
         value.write_text::<false>(&mut self.text, self.float);
