@@ -13,7 +13,7 @@ use super::random::random_u64;
 use super::storage::AnyStore;
 use super::time;
 use super::{call_and_await, to_js, JsFailure};
-use crate::core::journal::{IntentRecord, IntentState, Journal};
+use crate::core::journal::{Body, IntentRecord, IntentState, Journal};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
 };
@@ -60,14 +60,17 @@ pub struct Client {
 
 impl Client {
     /// Tells `onEvent` about `record` (`telemetry.js` builds the event from
-    /// its JSON text, after the current task's work: never before a send,
+    /// its JSON text without the body, after the current task's work: never before a send,
     /// and a listener that throws or is slow changes nothing). `detail` is
     /// the kind's one extra: an attempt's traceparent, a confirmation's
     /// answer, a retry's due time; or empty.
     #[inline(never)]
     fn tell(&self, kind: &str, record: &IntentRecord, detail: &str) {
         if let Some(sink) = &self.on_event {
-            telemetry_event(sink, kind, &super::to_text(record), detail);
+            // No event carries the body: the record is written without it.
+            let mut shown = record.clone();
+            shown.command.body = Body::default();
+            telemetry_event(sink, kind, &super::to_text(&shown), detail);
         }
     }
 
