@@ -204,20 +204,26 @@ pub fn float_text_from_exponential(
     }
     let (mantissa, exponent) = split_exponential(exponential);
     let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let longer = exact(digits.len() + 20);
-    let mut longer: Vec<u8> = split_exponential(&longer)
-        .0
-        .bytes()
-        .filter(u8::is_ascii_digit)
-        .collect();
-    while longer.last() == Some(&b'0') {
-        longer.pop();
-    }
-    if longer.len() == digits.len() + 1 && longer.ends_with(b"5") && longer.starts_with(&digits) {
-        // The engine kept the even candidate; Rust rounds the tie up (an
-        // even last digit is at most 8: no carry).
-        if let Some(last) = digits.last_mut() {
-            *last += 1;
+    // A tie between n-digit candidates 10^k apart needs both to round to
+    // `f`: 10^k <= ulp(f) < 10^(E - 14.65) for f = M·10^E, so n >= 16. Only
+    // such digits (and subnormals, whose ulp is not relative) are asked.
+    if digits.len() >= 16 || f.abs() < f64::MIN_POSITIVE {
+        let longer = exact(digits.len() + 20);
+        let mut longer: Vec<u8> = split_exponential(&longer)
+            .0
+            .bytes()
+            .filter(u8::is_ascii_digit)
+            .collect();
+        while longer.last() == Some(&b'0') {
+            longer.pop();
+        }
+        if longer.len() == digits.len() + 1 && longer.ends_with(b"5") && longer.starts_with(&digits)
+        {
+            // The engine kept the even candidate; Rust rounds the tie up (an
+            // even last digit is at most 8: no carry).
+            if let Some(last) = digits.last_mut() {
+                *last += 1;
+            }
         }
     }
     let digits = String::from_utf8(digits).unwrap_or_default();
@@ -684,6 +690,37 @@ mod float_text {
             let f = 1.234_567_890_123_4 * 10f64.powi(scale);
             assert_eq!(from_engine(f, &engine_exponential(f)), text(f), "{f:e}");
         }
+        // Short digits (prices, ratios) at every scale: the same text, and
+        // the engine is not asked for the exact digits of a normal number.
+        let mut asked = 0;
+        for scale in -325..309 {
+            for n in [1u64, 5, 25, 1234, 99_999, 123_456_789, 999_999_999_999_999] {
+                for f in [
+                    n as f64 * 10f64.powi(scale),
+                    n as f64 / 100.0 * 10f64.powi(scale),
+                ] {
+                    let mut out = String::new();
+                    let engine = engine_exponential(f);
+                    let short = engine
+                        .split('e')
+                        .next()
+                        .unwrap()
+                        .replace(['-', '.'], "")
+                        .len()
+                        < 16;
+                    let exact = |k| {
+                        asked += usize::from(short && f.abs() >= f64::MIN_POSITIVE);
+                        engine_exact(f, k)
+                    };
+                    float_text_from_exponential(&engine, exact, f, &mut out);
+                    assert_eq!(out, text(f), "{f:e}");
+                }
+            }
+        }
+        assert_eq!(
+            asked, 0,
+            "a normal number with up to 15 digits never asks for more"
+        );
     }
 }
 
