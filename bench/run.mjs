@@ -55,6 +55,24 @@ const pct = (list, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const ms = (x) => `${x.toFixed(2)} ms`;
+/** A trace's self time (ms) per event name on the page's main thread: complete events ("X"), less their children's. */
+function traceSelfTimes(events) {
+  const main = events.find((e) => e.name === "thread_name" && e.args?.name === "CrRendererMain");
+  const mine = events.filter((e) => e.ph === "X" && e.dur != null && (!main || (e.pid === main.pid && e.tid === main.tid)))
+    .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  const self = new Map(), stack = [];
+  for (const e of mine) {
+    while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
+    if (stack.length) stack.at(-1).child += e.dur;
+    stack.push({ ts: e.ts, dur: e.dur, name: e.name, child: 0, ref: e });
+    e.frame = stack.at(-1);
+  }
+  const named = (e) => (e.name === "FunctionCall" && e.args?.data
+    ? `FunctionCall ${e.args.data.functionName || "(anonymous)"} ${(e.args.data.url ?? "").split("/").pop()}:${e.args.data.lineNumber ?? ""}` : e.name);
+  for (const e of mine) self.set(named(e), (self.get(named(e)) ?? 0) + (e.dur - e.frame.child) / 1000);
+  return self;
+}
+
 /** A CPU profile's self time (ms) per function, keyed "name file:line". */
 function selfTimes(profile) {
   const dt = profile.timeDeltas, self = new Map(), byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -335,16 +353,41 @@ try {
         main[k].push(((await mainThread()) - before) / perRound);
       }
     }
+    // `--trace`: the browser's own events over one run of each variant, by
+    // name (self time: an event's duration less its children's), for what a
+    // CPU profile shows only as "(program)".
+    if (args.trace) {
+      const byVariant = {};
+      for (const k of Object.keys(names)) {
+        const events = [];
+        cdp.on("Tracing.dataCollected", ({ value }) => events.push(...value));
+        await cdp.send("Tracing.start", { categories: "devtools.timeline,v8,blink,disabled-by-default-devtools.timeline", transferMode: "ReportEvents" });
+        await run("bodyRun", k, perRound);
+        const ended = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+        await cdp.send("Tracing.end");
+        await ended;
+        cdp.removeAllListeners("Tracing.dataCollected");
+        byVariant[k] = traceSelfTimes(events);
+      }
+      const keys = [...byVariant.sdk.keys()].sort((a, b) => byVariant.sdk.get(b) - byVariant.sdk.get(a)).slice(0, Number(args["profile-top"] ?? 25));
+      console.log(`trace events of ${perRound} commands with a ${bytes} B body, self time per command:`);
+      console.log(table(keys.map((k) => ({ k, ...Object.fromEntries(Object.keys(names).map((v) => [v, (byVariant[v].get(k) ?? 0) / perRound])) })),
+        [["event", (r) => r.k], ...Object.keys(names).map((v) => [v, (r) => ms(r[v])])]));
+    }
     // `--cpu-profile`: where the SDK's time goes for this body, by self time.
     if (args["cpu-profile"]) {
-      await cdp.send("Profiler.enable");
-      await cdp.send("Profiler.start");
-      await run("bodyRun", "sdk", perRound);
-      const { profile } = await cdp.send("Profiler.stop");
-      const self = selfTimes(profile);
-      console.log(`CPU profile of ${perRound} SDK commands with a ${bytes} B body, by self time:`);
-      console.log(table([...self].sort((a, b) => b[1] - a[1]).slice(0, Number(args["profile-top"] ?? 25))
-        .map(([k, v]) => ({ k, v: v / perRound })), [["function", (r) => r.k], ["per command", (r) => ms(r.v)]]));
+      const profiles = {};
+      for (const k of Object.keys(names)) {
+        await cdp.send("Profiler.enable");
+        if (args["sample-us"]) await cdp.send("Profiler.setSamplingInterval", { interval: Number(args["sample-us"]) });
+        await cdp.send("Profiler.start");
+        await run("bodyRun", k, perRound);
+        profiles[k] = selfTimes((await cdp.send("Profiler.stop")).profile);
+      }
+      console.log(`CPU profile of ${perRound} commands with a ${bytes} B body, by self time per command:`);
+      console.log(table([...profiles.sdk].sort((a, b) => b[1] - a[1]).slice(0, Number(args["profile-top"] ?? 25))
+        .map(([k]) => ({ k, ...Object.fromEntries(Object.keys(names).map((v) => [v, (profiles[v].get(k) ?? 0) / perRound])) })),
+        [["function", (r) => r.k], ...Object.keys(names).map((v) => [v, (r) => ms(r[v])])]));
     }
     await run("bodyTeardown");
     for (const k of Object.keys(names)) rows.push({ bytes, name: names[k], key: k, main: pct(main[k], 50), min: Math.min(...main[k]), max: Math.max(...main[k]) });
