@@ -33,9 +33,11 @@ export function onOnline(f) {
 // query's bound): the request and the reading of its body end then (a
 // `TimeoutError`); its timer keeps no runtime alive.
 export function gatewayFetch(url, method, headers, body, timeoutMs) {
-  const h = Object.create(null); // a "__proto__" header is a header
+  // Pairs, as fetch takes them fastest (an object made with no prototype,
+  // so that a "__proto__" header is a header, is a dictionary to V8).
+  const h = [];
   const parts = headers ? headers.split("\n") : [];
-  for (let i = 0; i + 1 < parts.length; i += 2) h[parts[i]] = parts[i + 1];
+  for (let i = 0; i + 1 < parts.length; i += 2) h.push([parts[i], parts[i + 1]]);
   const parsed = new URL(url);
   if (parsed.username || parsed.password) throw new TypeError(`${url} includes credentials`);
   const signal = AbortSignal.timeout(Math.min(Math.max(timeoutMs, 1), 2147483647));
