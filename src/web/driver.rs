@@ -60,10 +60,10 @@ pub struct Client {
 
 impl Client {
     /// Tells `onEvent` about `record` (`telemetry.js` builds the event from
-    /// its JSON text without the body, after the current task's work: never before a send,
-    /// and a listener that throws or is slow changes nothing). `detail` is
-    /// the kind's one extra: an attempt's traceparent, a confirmation's
-    /// answer, a retry's due time; or empty.
+    /// its JSON text without the body, after the current task's work: never
+    /// before a send, and a listener that throws or is slow changes
+    /// nothing). `detail` is the kind's one extra: an attempt's traceparent,
+    /// a confirmation's answer, a retry's due time; or empty.
     #[inline(never)]
     fn tell(&self, kind: &str, record: &IntentRecord, detail: &str) {
         if let Some(sink) = &self.on_event {
