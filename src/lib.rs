@@ -15,7 +15,6 @@
 //! decides an outcome can be tested deterministically.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
-#![cfg_attr(wow_release, feature(optimize_attribute))]
 // clippy.toml keeps format! and its kin out of the shipped modules; tests use them.
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
 
