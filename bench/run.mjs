@@ -274,9 +274,17 @@ try {
     console.log(table(rows, [["variant", (r) => r.variant], ["wall", (r) => ms(r.wall)],
       ...kinds.map((k) => [k, (r) => `${(r[k] ?? 0).toFixed(0)} ms`])]));
   }
+  // SDK − peer per command, paired by round (both bursts of a round run
+  // back to back): a drift of the machine over the run cancels out.
+  const paired = (c) => {
+    const d = c.sdk.map((b, i) => (b.main - c.peer[i].main) / N.concurrency).sort((a, b) => a - b);
+    const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)} ms`;
+    return `SDK − peer per command, paired by round: median ${signed(pct(d, 50))} (${d.map(signed).join(", ")})`;
+  };
   const c = await bursts({ raw: "raw", peer: {}, sdk: "sdk" });
   const rows = burstRows(c, { raw: "raw fetch", peer: "JS peer with the SDK's guarantees", sdk: "SDK (IndexedDB)" });
   console.log(burstTable(rows));
+  console.log(paired(c));
   console.log(`${rounds} rounds. The JS peer (bench/page/bench.js guardedPeer): a Web Lock per intent, the intent written ` +
     "with strict durability before its send and group-committed, its outcome written after, both states announced");
   results.concurrency = c;
@@ -292,6 +300,7 @@ try {
     await gateway.faults("DELETE");
     console.log(`\nthe same, each command held ${away} ms by the gateway (a gateway across a network):`);
     console.log(burstTable(burstRows(far, { raw: "raw fetch", peer: "JS peer with the SDK's guarantees", sdk: "SDK (IndexedDB)" })));
+    console.log(paired(far));
     results.concurrencyAway = { away, bursts: far };
   }
   // `--guarantees`: what each of the peer's guarantees costs a burst, each left out in turn.
