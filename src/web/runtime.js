@@ -48,8 +48,14 @@ export function asJson(value, what, maxChars) {
   return JSON.parse(text);
 }
 
-// Throws what a plain value too deep for the walker (`maxDepth`) is told.
+// Throws what a plain value too deep for the walker (`maxDepth`) is told,
+// its depth counted level by level (no recursion to exhaust the stack, and
+// no call spread over an array of any length; a plain value's only objects
+// are its objects and arrays).
 export function tooDeep(value, what, maxDepth) {
-  const nesting = (v) => (v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(nesting)) : 0);
-  throw new RangeError(`${what} nests ${nesting(value)} levels deep; the limit is ${maxDepth} (maxBodyDepth)`);
+  let deepest = 0;
+  for (let level = [value]; (level = level.filter((v) => Object(v) === v)).length; deepest++) {
+    level = level.flatMap(Object.values);
+  }
+  throw new RangeError(`${what} nests ${deepest} levels deep; the limit is ${maxDepth} (maxBodyDepth)`);
 }

@@ -109,6 +109,19 @@ test("a create sent without `create: true` says what is usually missing; a missi
   assert.equal((await client.sendAndWait(create(id))).stage, "PROCESSED");
 });
 
+test("a body nested too deep says how deep, also beside an array too long to spread into a call", async () => {
+  const client = await WowClient.connect({ ...options(), maxBodyDepth: 8 });
+  const deep = {};
+  let at = deep;
+  for (let i = 0; i < 3000; i++) at = at.next = {};
+  const body = { items: new Array(300_000).fill(0), deep };
+  const e = await client.send({ aggregate: { resource: "account", id: unique("deep") }, action: "lock_amount", body })
+    .then(() => assert.fail("sent"), (e) => e);
+  assert.equal(e.code, "InvalidCommand");
+  assert.equal(e.message, "InvalidCommand: command.body nests 3002 levels deep; the limit is 8 (maxBodyDepth)");
+  assert.equal((await client.intents()).length, 0, "nothing was written");
+});
+
 test("a request that cannot be made never leaves: rejected, not appended, not retried as if lost", async () => {
   for (const [baseUrl, why] of [
     [gateway.base.replace("http://", "http://user:secret@"), /includes credentials/],
