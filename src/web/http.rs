@@ -199,11 +199,7 @@ pub fn command_request(
         url(base_url, &c.path),
         &method,
         &headers,
-        {
-            let mut text = String::new();
-            c.body.write_text(super::engine_number_text, &mut text);
-            text
-        },
+        super::to_text(&c.body),
         timeout_ms,
     ))
 }
