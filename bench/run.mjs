@@ -64,7 +64,7 @@ function traceSelfTimes(events) {
   for (const e of mine) {
     while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
     if (stack.length) stack.at(-1).child += e.dur;
-    stack.push({ ts: e.ts, dur: e.dur, name: e.name, child: 0, ref: e });
+    stack.push({ ts: e.ts, dur: e.dur, child: 0 });
     e.frame = stack.at(-1);
   }
   const named = (e) => (e.name === "FunctionCall" && e.args?.data
@@ -128,6 +128,18 @@ await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
 const run = (name, ...params) => page.evaluate(([name, params]) => window.bench[name](...params), [name, params]);
 // What a measured burst left (the SDK's journal, which the peer's is not), emptied outside the measurement.
 const tidy = () => run("cleanup");
+// The page's own main-thread time so far, ms (Chromium's TaskDuration): read
+// before and after a workload, a figure per page, unlike the renderer
+// process's CPU (--cpu-load), which is one sample of everything it did.
+await cdp.send("Performance.enable");
+const mainThreadMs = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration").value * 1000;
+/** `names` in the order of round `round`: rotated, so each runs first as often as the others. */
+const rotated = (names, round) => [...names.slice(round % names.length), ...names.slice(0, round % names.length)];
+/** Per-function (or per-event) figures of several variants side by side, `label` first: the `top` of `sortBy`'s, each divided by `per`. */
+const sideBySide = (label, maps, columns, sortBy, top, per = 1) => table(
+  [...maps[sortBy]].sort((a, b) => b[1] - a[1]).slice(0, top)
+    .map(([k]) => ({ k, ...Object.fromEntries(columns.map(([key]) => [key, (maps[key].get(k) ?? 0) / per])) })),
+  [[label, (r) => r.k], ...columns.map(([key, name]) => [name, (r) => ms(r[key])])]);
 
 try {
   // ---- 2. per-command overhead --------------------------------------------
@@ -204,17 +216,12 @@ try {
   const rounds = Number(args.rounds ?? 3);
   const median = (list) => pct(list, 50);
   // Each burst on fresh accounts, every variant once per round, the order
-  // rotated: the figures are medians over the rounds. Each burst's main
-  // thread time is the page's own (Chromium's TaskDuration, before and after
-  // it): a figure per page, unlike the renderer process's CPU (--cpu-load),
-  // which is one sample of everything the process did.
-  await cdp.send("Performance.enable");
-  const mainThreadMs = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration").value * 1000;
+  // rotated: the figures are medians over the rounds, each burst's main
+  // thread time read around it.
   const bursts = async (variants) => {
     const names = Object.keys(variants), measured = Object.fromEntries(names.map((k) => [k, []]));
     for (let round = 0; round < rounds; round++) {
-      const k = round % names.length;
-      for (const name of [...names.slice(k), ...names.slice(0, k)]) {
+      for (const name of rotated(names, round)) {
         const before = await mainThreadMs();
         const [burst] = (await run("concurrency", N.concurrency, { [name]: variants[name] }, 1))[name];
         measured[name].push({ ...burst, main: (await mainThreadMs()) - before });
@@ -249,15 +256,13 @@ try {
       profiles[key] = selfTimes(profile);
     }
     const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
-    const byFile = (m) => { const f = {}; for (const [k, v] of m) { const file = k.split(" ").pop().split(":")[0] || "(native)"; f[file] = (f[file] ?? 0) + v; } return f; };
+    const byFile = (m) => { const f = new Map(); for (const [k, v] of m) { const file = k.split(" ").pop().split(":")[0] || "(native)"; f.set(file, (f.get(file) ?? 0) + v); } return f; };
     const files = Object.fromEntries(variants.map(([key]) => [key, byFile(profiles[key])]));
-    const columns = variants.map(([key, name]) => [name, (r) => ms(r[key] ?? 0)]);
-    console.log(table(Object.keys(files.sdk).sort((a, b) => files.sdk[b] - files.sdk[a])
-      .map((k) => ({ k, ...Object.fromEntries(variants.map(([key]) => [key, files[key][k]])) })), [["self time in", (r) => r.k], ...columns]));
-    console.log(`CPU profile of one burst each (${variants.map(([key, name]) => `${name} ${ms(sum(profiles[key]))}`).join(", ")} sampled), by self time:`);
+    const columns = variants.map(([key, name]) => [key, name]);
     const top = Number(args["profile-top"] ?? 25);
-    console.log(table([...profiles.sdk].sort((a, b) => b[1] - a[1]).slice(0, top)
-      .map(([k]) => ({ k, ...Object.fromEntries(variants.map(([key]) => [key, profiles[key].get(k)])) })), [["function", (r) => r.k], ...columns]));
+    console.log(sideBySide("self time in", files, columns, "sdk", Infinity));
+    console.log(`CPU profile of one burst each (${variants.map(([key, name]) => `${name} ${ms(sum(profiles[key]))}`).join(", ")} sampled), by self time:`);
+    console.log(sideBySide("function", profiles, columns, "sdk", top));
   }
   // `--cpu-load`: CPU time per process (Linux /proc) over one raw burst, one guarded peer burst and one SDK burst.
   if (args["cpu-load"]) {
@@ -346,20 +351,18 @@ try {
   const sizes = (typeof args["body-sizes"] === "string" ? args["body-sizes"] : "1000,900000").split(",").map(Number);
   const rounds = Number(args.rounds ?? 3), perRound = Number(args["body-commands"] ?? 5);
   section(`4c. Body size: ${rounds} rounds of ${perRound} commands one after another per variant and body`);
-  await cdp.send("Performance.enable");
-  const mainThread = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration").value * 1000;
   const names = { raw: "raw fetch", peer: "JS peer with the SDK's guarantees", sdk: "SDK (IndexedDB)" };
+  const columns = Object.entries(names), top = Number(args["profile-top"] ?? 25);
   const rows = [];
   for (const size of sizes) {
     const bytes = await run("bodySetup", size);
     const main = Object.fromEntries(Object.keys(names).map((k) => [k, []]));
     for (const k of Object.keys(names)) await run("bodyRun", k, 1); // warm
     for (let round = 0; round < rounds; round++) {
-      const order = Object.keys(names);
-      for (const k of [...order.slice(round % 3), ...order.slice(0, round % 3)]) {
-        const before = await mainThread();
+      for (const k of rotated(Object.keys(names), round)) {
+        const before = await mainThreadMs();
         await run("bodyRun", k, perRound);
-        main[k].push(((await mainThread()) - before) / perRound);
+        main[k].push(((await mainThreadMs()) - before) / perRound);
       }
     }
     // `--trace`: the browser's own events over one run of each variant, by
@@ -378,10 +381,8 @@ try {
         cdp.removeAllListeners("Tracing.dataCollected");
         byVariant[k] = traceSelfTimes(events);
       }
-      const keys = [...byVariant.sdk.keys()].sort((a, b) => byVariant.sdk.get(b) - byVariant.sdk.get(a)).slice(0, Number(args["profile-top"] ?? 25));
       console.log(`trace events of ${perRound} commands with a ${bytes} B body, self time per command:`);
-      console.log(table(keys.map((k) => ({ k, ...Object.fromEntries(Object.keys(names).map((v) => [v, (byVariant[v].get(k) ?? 0) / perRound])) })),
-        [["event", (r) => r.k], ...Object.keys(names).map((v) => [v, (r) => ms(r[v])])]));
+      console.log(sideBySide("event", byVariant, columns, "sdk", top, perRound));
     }
     // `--cpu-profile`: where the SDK's time goes for this body, by self time.
     if (args["cpu-profile"]) {
@@ -394,9 +395,7 @@ try {
         profiles[k] = selfTimes((await cdp.send("Profiler.stop")).profile);
       }
       console.log(`CPU profile of ${perRound} commands with a ${bytes} B body, by self time per command:`);
-      console.log(table([...profiles.sdk].sort((a, b) => b[1] - a[1]).slice(0, Number(args["profile-top"] ?? 25))
-        .map(([k]) => ({ k, ...Object.fromEntries(Object.keys(names).map((v) => [v, (profiles[v].get(k) ?? 0) / perRound])) })),
-        [["function", (r) => r.k], ...Object.keys(names).map((v) => [v, (r) => ms(r[v])])]));
+      console.log(sideBySide("function", profiles, columns, "sdk", top, perRound));
     }
     await run("bodyTeardown");
     for (const k of Object.keys(names)) rows.push({ bytes, name: names[k], key: k, main: pct(main[k], 50), min: Math.min(...main[k]), max: Math.max(...main[k]) });

@@ -39,6 +39,13 @@ async function captureRequest(command) {
   return captured;
 }
 
+/** The captured request sent again by raw fetch, with a fresh requestId: its answer, parsed. */
+function rawFetch(template, url = template.url, body = template.body) {
+  const headers = new Map(template.headers);
+  headers.set("command-request-id", crypto.randomUUID());
+  return fetch(url, { method: template.method, headers: [...headers], body }).then((r) => r.json());
+}
+
 async function timeEach(n, fn) {
   const times = new Float64Array(n);
   for (let i = 0; i < n; i++) {
@@ -286,12 +293,7 @@ async function burst(n, variant, template) {
   const ids = await accounts();
   let send, done = () => {};
   if (variant === "raw") {
-    send = (i) => {
-      const headers = new Map(template.headers);
-      headers.set("command-request-id", crypto.randomUUID());
-      return fetch(toAccount(template.url, ids[i % 10]), { method: template.method, headers: [...headers], body: template.body })
-        .then((r) => r.json()).then((r) => r.errorCode === "Ok");
-    };
+    send = (i) => rawFetch(template, toAccount(template.url, ids[i % 10])).then((r) => r.errorCode === "Ok");
   } else if (variant === "sdk") {
     const sdk = await connect("indexedDB");
     send = (i) => sdk.send(lock(ids[i % 10])).then((o) => o.status === "succeeded");
@@ -358,10 +360,7 @@ export async function bodyRun(variant, n) {
   for (let i = 0; i < n; i++) {
     let ok;
     if (variant === "raw") {
-      const headers = new Map(template.headers);
-      headers.set("command-request-id", crypto.randomUUID());
-      const r = await fetch(template.url, { method: template.method, headers: [...headers], body: JSON.stringify(command.body) });
-      ok = (await r.json()).errorCode === "Ok";
+      ok = (await rawFetch(template, template.url, JSON.stringify(command.body))).errorCode === "Ok";
     } else if (variant === "peer") {
       ok = (await peer.send({ ...template, body: JSON.stringify(command.body) })).errorCode === "Ok";
     } else {
