@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::protocol::json_codec::{read_name, wire_name, wire_variant, UNKNOWN_NAME};
 use crate::core::protocol::{
-    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FloatText, FromJson, JsonError,
-    JsonOut, JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
+    AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonOut,
+    JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
 };
 
 /// The schema version this build writes.
@@ -129,17 +129,6 @@ impl Body {
     pub fn value(&self) -> &JsonValue {
         &self.0.value
     }
-
-    /// Appends the body's JSON text to `out`, written on the first call with
-    /// `float` for its numbers: a process writes records with one number
-    /// writer (the engine's in the shipped modules).
-    pub fn write_text(&self, float: FloatText, out: &mut String) {
-        let mut text = self.0.text.borrow_mut();
-        if text.is_empty() {
-            self.0.value.write_text::<false>(&mut text, float);
-        }
-        out.push_str(&text);
-    }
 }
 
 impl From<JsonValue> for Body {
@@ -154,9 +143,16 @@ impl PartialEq for Body {
     }
 }
 
+/// The body's JSON text, written on the first call with `out`'s number
+/// writer: a process writes records with one (the engine's in the shipped
+/// modules).
 impl ToJson for Body {
     fn write_json(&self, out: &mut JsonOut) {
-        self.write_text(out.float(), &mut out.text);
+        let mut text = self.0.text.borrow_mut();
+        if text.is_empty() {
+            self.0.value.write_text::<false>(&mut text, out.float());
+        }
+        out.text.push_str(&text);
     }
 }
 
