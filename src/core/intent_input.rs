@@ -41,6 +41,8 @@ pub struct CommandInput {
     pub body: Option<JsonValue>,
     /// Business key: same key, same intent.
     pub intent_key: Option<String>,
+    /// The scope whose intents go one after another.
+    pub scope: Option<String>,
     /// Wait stage.
     pub wait_stage: Option<String>,
     /// Wait context filter.
@@ -162,6 +164,9 @@ pub fn intent(
     if wait.tail_stage.is_some() && wait.stage != CommandStage::SagaHandled {
         return Err("waitTailStage needs waitStage SAGA_HANDLED".into());
     }
+    if input.scope.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return Err("scope must be a non-empty string (leave it out to send on its own)".into());
+    }
     let intent = NewIntent {
         intent_key: input.intent_key,
         aggregate: AggregateIdentity {
@@ -180,6 +185,7 @@ pub fn intent(
             wait,
             headers,
         },
+        scope: input.scope,
     };
     let config = MachineConfig {
         caller_timeout_ms: timeout_ms,
@@ -217,6 +223,7 @@ mod tests {
             path: None,
             body: None,
             intent_key: None,
+            scope: None,
             wait_stage: None,
             wait_context: None,
             wait_processor: None,
@@ -237,6 +244,25 @@ mod tests {
 
     fn refused(c: CommandInput) -> String {
         intent(c, &defaults(), false).unwrap_err()
+    }
+
+    #[test]
+    fn a_scope_is_carried_into_the_intent_and_a_blank_one_is_refused() {
+        let mut c = command("account", Some("a-1"), Some("lock_amount"));
+        c.scope = Some("account:a-1".into());
+        assert_eq!(built(c).0.scope.as_deref(), Some("account:a-1"));
+        assert_eq!(
+            built(command("account", Some("a-1"), Some("x"))).0.scope,
+            None
+        );
+        for blank in ["", "  "] {
+            let mut c = command("account", Some("a-1"), Some("lock_amount"));
+            c.scope = Some(blank.into());
+            assert_eq!(
+                refused(c),
+                "scope must be a non-empty string (leave it out to send on its own)"
+            );
+        }
     }
 
     #[test]

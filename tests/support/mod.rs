@@ -37,6 +37,7 @@ pub const NOW: i64 = 1_764_297_052_692;
 
 pub fn intent(key: Option<&str>, id: &str) -> NewIntent {
     NewIntent {
+        scope: None,
         intent_key: key.map(str::to_owned),
         aggregate: AggregateIdentity {
             resource: "account".into(),

@@ -203,6 +203,7 @@ fn new_intent(key: &str, caller: &JsonValue, body: JsonValue, stored: &JsonValue
         .unwrap_or_default()
         .to_owned();
     NewIntent {
+        scope: None,
         intent_key: Some(key.to_owned()),
         aggregate,
         command: CommandSpec {

@@ -4,7 +4,10 @@
 
 use super::fingerprint::fingerprint;
 use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
-use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
+use super::record::{
+    AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION,
+    SCOPED_SCHEMA_VERSION,
+};
 use super::store::{IntentStore, Listing, StoreError, Unavailable};
 use crate::core::protocol::{float_text, FloatText, JsonValue};
 use crate::core::text::text;
@@ -21,6 +24,9 @@ pub struct NewIntent {
     pub aggregate: AggregateIdentity,
     /// The command.
     pub command: CommandSpec,
+    /// The scope it is sent in, one after another with the scope's other
+    /// intents; `None` for an intent sent on its own.
+    pub scope: Option<String>,
 }
 
 /// What `begin` found or made.
@@ -44,7 +50,7 @@ impl Begun {
 }
 
 /// A journal failure.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JournalError {
     /// Storage failed: nothing may be sent.
     Storage(StoreError),
@@ -61,6 +67,12 @@ pub enum JournalError {
     NotInConflict {
         /// Its state.
         state: IntentState,
+    },
+    /// Only an intent that has not begun an attempt can be withdrawn: one
+    /// that has may be appended, which only history can tell.
+    NotWithdrawable {
+        /// Its record, unchanged.
+        record: Box<IntentRecord>,
     },
 }
 
@@ -93,7 +105,27 @@ impl JournalError {
                 state.as_str(),
                 ", not in conflict: nothing to re-decide"
             ),
+            JournalError::NotWithdrawable { record } => withdrawal_refused(record),
         }
+    }
+}
+
+/// Why `record` cannot be withdrawn (`JournalError::NotWithdrawable`).
+pub fn withdrawal_refused(record: &IntentRecord) -> String {
+    let state = record.state.as_str();
+    match record.attempts.len() {
+        0 => text!(
+            "the intent is ",
+            state,
+            ": only an intent not yet sent can be withdrawn; nothing changed"
+        ),
+        n => text!(
+            "the intent is ",
+            state,
+            " and has begun ",
+            n,
+            " attempt(s): it may be appended, which only history can tell, so it cannot be withdrawn; nothing changed"
+        ),
     }
 }
 
@@ -201,14 +233,20 @@ impl<S: IntentStore> Journal<S> {
     /// compare-and-swap create), which still comes before the first send —
     /// one storage write fewer per command. Nobody else can know a random
     /// requestId before then, so nothing is lost by waiting; a keyed intent
-    /// is written at once, because two tabs may begin the same key.
+    /// is written at once, because two tabs may begin the same key, and so
+    /// is a scoped one, whose place in its scope is its first write.
+    ///
+    /// A scoped intent takes the place after every record of its scope,
+    /// `queued` while any of them is unsettled, `pending` when none is: the
+    /// caller holds the scope's lock around this call, so two tabs never
+    /// take the same place.
     pub async fn begin_for_drive(
         &self,
         now_ms: i64,
         intent: NewIntent,
         random: &mut dyn RandomSource,
     ) -> Result<Begun, JournalError> {
-        let write_now = intent.intent_key.is_some();
+        let write_now = intent.intent_key.is_some() || intent.scope.is_some();
         self.begin_with(now_ms, intent, random, write_now).await
     }
 
@@ -223,6 +261,7 @@ impl<S: IntentStore> Journal<S> {
             intent_key,
             mut aggregate,
             command,
+            scope,
         } = intent;
         let fingerprint = payload_fingerprint(&aggregate, &command, self.float_text);
         let request_id = match &intent_key {
@@ -232,7 +271,9 @@ impl<S: IntentStore> Journal<S> {
         if let Some(key) = &intent_key {
             if let Some(existing) = self.store.get(&self.namespace, &request_id).await? {
                 let begun = self.replay(key, existing, &fingerprint)?;
-                return self.resend_if_refused_before_the_bus(now_ms, begun).await;
+                return self
+                    .resend_if_refused_before_the_bus(now_ms, begun, scope)
+                    .await;
             }
         }
         if aggregate.aggregate_id.is_empty() {
@@ -265,7 +306,11 @@ impl<S: IntentStore> Journal<S> {
             created_at: now_ms,
             updated_at: now_ms,
             revision: 0,
+            scope,
+            scope_seq: None,
+            waits_for: None,
         };
+        self.take_place(&mut record).await?;
         if !write_now {
             return Ok(Begun::Created(record));
         }
@@ -293,17 +338,27 @@ impl<S: IntentStore> Journal<S> {
     /// gateway validation error at SENT, a request that never left) proves
     /// nothing was done, so the same key sends again, with the same
     /// requestId: the record goes back to `pending`.
+    ///
+    /// A withdrawn intent is sent again the same way (nothing of it was
+    /// sent), taking a new place at the end of `scope`.
     async fn resend_if_refused_before_the_bus(
         &self,
         now_ms: i64,
         begun: Begun,
+        scope: Option<String>,
     ) -> Result<Begun, JournalError> {
         match begun {
             Begun::Settled(mut record) if record.refused_before_the_bus() => {
+                record.reason = Some(if record.state == IntentState::Withdrawn {
+                    "sent again: it was withdrawn before it was sent".into()
+                } else {
+                    "sent again: the earlier refusal came before the command bus".into()
+                });
                 record.state = IntentState::Pending;
                 record.appended = None;
-                record.reason =
-                    Some("sent again: the earlier refusal came before the command bus".into());
+                record.scope = scope;
+                record.scope_seq = None;
+                self.take_place(&mut record).await?;
                 match self.save(&mut record, now_ms).await {
                     Ok(()) => Ok(Begun::Unresolved(record)),
                     // Another tab re-sent it first: theirs is the intent now.
@@ -319,6 +374,119 @@ impl<S: IntentStore> Journal<S> {
             }
             other => Ok(other),
         }
+    }
+
+    /// Gives a scoped record its place: after every record of its scope,
+    /// `queued` while any of them is unsettled, else `pending`. It names the
+    /// last unsettled one in `waits_for`: its turn comes when that one
+    /// settles (it cannot settle before those ahead of it, unless it is
+    /// withdrawn), so the name stays true without another write. Nothing
+    /// for an unscoped record.
+    async fn take_place(&self, record: &mut IntentRecord) -> Result<(), JournalError> {
+        let Some(scope) = record.scope.clone() else {
+            return Ok(());
+        };
+        let records = self.in_scope(&scope).await?;
+        record.schema_version = SCOPED_SCHEMA_VERSION;
+        record.scope_seq = Some(super::scope::next_seq(&records, &scope));
+        record.waits_for = super::scope::last(&records, &scope).map(|r| r.intent_id.clone());
+        record.state = match record.waits_for {
+            Some(_) => IntentState::Queued,
+            None => IntentState::Pending,
+        };
+        Ok(())
+    }
+
+    /// The earlier intent of `record`'s scope whose turn it is, read from
+    /// the journal now; `None` when `record`'s own turn has come (or it has
+    /// no scope). The one question a driver asks before a queued intent's
+    /// first attempt.
+    pub async fn ahead_of(
+        &self,
+        record: &IntentRecord,
+    ) -> Result<Option<IntentRecord>, JournalError> {
+        let Some(scope) = &record.scope else {
+            return Ok(None);
+        };
+        let records = self.in_scope(scope).await?;
+        Ok(super::scope::ahead_of(&records, record).cloned())
+    }
+
+    /// Every record of `scope`, in no particular order (see [`super::scope`]).
+    pub async fn in_scope(&self, scope: &str) -> Result<Vec<IntentRecord>, JournalError> {
+        let mut records = self.store.list(&self.namespace).await?.records;
+        records.retain(|r| r.scope.as_deref() == Some(scope));
+        Ok(records)
+    }
+
+    /// Withdraws an intent that has not begun an attempt (queued, or pending
+    /// and never sent): it is settled `withdrawn`, nothing of it is ever
+    /// sent, and its scope's next intent may go. The write is a
+    /// compare-and-swap against the one that would begin its first attempt,
+    /// so exactly one of them happens. `Ok(None)`: no such intent. A
+    /// withdrawn intent is withdrawn again without a write.
+    pub async fn withdraw(
+        &self,
+        now_ms: i64,
+        id_or_key: &str,
+    ) -> Result<Option<IntentRecord>, JournalError> {
+        Ok(self.withdraw_once(now_ms, id_or_key).await?.map(|(r, _)| r))
+    }
+
+    /// [`Journal::withdraw`], and whether this call wrote the withdrawal.
+    async fn withdraw_once(
+        &self,
+        now_ms: i64,
+        id_or_key: &str,
+    ) -> Result<Option<(IntentRecord, bool)>, JournalError> {
+        loop {
+            let Some(mut record) = self.find(id_or_key).await? else {
+                return Ok(None);
+            };
+            if record.state == IntentState::Withdrawn {
+                return Ok(Some((record, false)));
+            }
+            let not_sent = record.attempts.is_empty()
+                && matches!(record.state, IntentState::Queued | IntentState::Pending);
+            if !not_sent {
+                return Err(JournalError::NotWithdrawable {
+                    record: Box::new(record),
+                });
+            }
+            record.state = IntentState::Withdrawn;
+            record.schema_version = SCOPED_SCHEMA_VERSION;
+            record.appended = Some(false);
+            record.waits_for = None;
+            record.reason = Some("withdrawn by the caller before it was sent".into());
+            match self.save(&mut record, now_ms).await {
+                // Changed meanwhile (its first attempt begun, or withdrawn by
+                // another tab): decide again on what is stored now.
+                Err(JournalError::Storage(StoreError::Conflict { .. })) => continue,
+                other => return other.map(|()| Some((record, true))),
+            }
+        }
+    }
+
+    /// Withdraws every queued intent of `scope`: the records this call
+    /// withdrew. The head of the scope, pending or on the wire, is left as
+    /// it is.
+    pub async fn withdraw_scope(
+        &self,
+        now_ms: i64,
+        scope: &str,
+    ) -> Result<Vec<IntentRecord>, JournalError> {
+        let mut withdrawn = Vec::new();
+        for record in self.in_scope(scope).await? {
+            if record.state != IntentState::Queued {
+                continue;
+            }
+            match self.withdraw_once(now_ms, &record.intent_id).await {
+                Ok(Some((r, true))) => withdrawn.push(r),
+                Ok(_) | Err(JournalError::NotWithdrawable { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(withdrawn)
     }
 
     fn replay(
@@ -364,8 +532,8 @@ impl<S: IntentStore> Journal<S> {
     /// the driver's `Persist` actions alike.
     ///
     /// Refusing to send because storage is full is right; refusing because
-    /// the journal filled it with its own history is not. Only `succeeded`
-    /// and `rejected` intents are evicted (their outcome was reported; a
+    /// the journal filled it with its own history is not. Only `succeeded`,
+    /// `rejected` and `withdrawn` intents are evicted (their outcome was reported; a
     /// conflict still waits for the caller's decision), keyless ones before
     /// keyed ones (a keyed intent's requestId is derived from its key, so the
     /// gateway still recognises a repeat), oldest created first, in doubling batches
@@ -387,8 +555,10 @@ impl<S: IntentStore> Journal<S> {
         };
         let settled = |keyed: bool| {
             listing.records.iter().filter(move |r| {
-                matches!(r.state, IntentState::Succeeded | IntentState::Rejected)
-                    && r.intent_key.is_some() == keyed
+                matches!(
+                    r.state,
+                    IntentState::Succeeded | IntentState::Rejected | IntentState::Withdrawn
+                ) && r.intent_key.is_some() == keyed
                     && r.intent_id != record.intent_id
             })
         };

@@ -9,14 +9,17 @@ pub mod fingerprint;
 pub mod ids;
 pub mod intents;
 pub mod record;
+pub mod scope;
 pub mod sha1;
 pub mod store;
 
 pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, SeededRandom};
-pub use intents::{Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS};
+pub use intents::{
+    withdrawal_refused, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS,
+};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
-    RecordError, WaitEnd, WaitSpec, SCHEMA_VERSION,
+    RecordError, WaitEnd, WaitSpec, SCHEMA_VERSION, SCOPED_SCHEMA_VERSION,
 };
 pub use store::{
     next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,
@@ -25,5 +28,7 @@ pub use store::{
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod golden;
+#[cfg(test)]
+mod scope_tests;
 #[cfg(test)]
 mod tests;

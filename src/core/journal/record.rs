@@ -12,8 +12,16 @@ use crate::core::protocol::{
     JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
 };
 
-/// The schema version this build writes.
+/// The schema version this build writes for a record without a scope and
+/// in a state every earlier build knows: its text is what builds before
+/// scopes wrote and read.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The schema version of a record in a scope, or queued, or withdrawn. A
+/// build before scopes leaves such a record alone (a newer schema), so it
+/// never sends a scoped intent out of its turn nor moves a record in a
+/// state it does not know aside; this build reads both versions.
+pub const SCOPED_SCHEMA_VERSION: u32 = 2;
 
 /// Where an intent's aggregate lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -212,11 +220,17 @@ pub enum IntentState {
     Conflict,
     /// History could not be asked; a person or an operations path must look.
     Escalated,
+    /// Persisted, nothing sent: it waits while an earlier intent of its
+    /// scope is unsettled (`waitsFor` names the one it waits for).
+    Queued,
+    /// Settled: withdrawn by the caller before any attempt began; nothing
+    /// was sent.
+    Withdrawn,
 }
 
 impl IntentState {
     /// Every state.
-    pub const ALL: [IntentState; 7] = [
+    pub const ALL: [IntentState; 9] = [
         IntentState::Pending,
         IntentState::Sending,
         IntentState::Unknown,
@@ -224,21 +238,32 @@ impl IntentState {
         IntentState::Rejected,
         IntentState::Conflict,
         IntentState::Escalated,
+        IntentState::Queued,
+        IntentState::Withdrawn,
     ];
 
-    /// Settled: a replay of the same key returns the outcome without sending.
+    /// Settled: a replay of the same key returns the outcome without
+    /// sending (a withdrawn one, or one refused before the bus, is sent
+    /// again: nothing of it was done). A settled intent releases the next
+    /// one of its scope.
     pub const fn is_settled(self) -> bool {
         matches!(
             self,
-            IntentState::Succeeded | IntentState::Rejected | IntentState::Conflict
+            IntentState::Succeeded
+                | IntentState::Rejected
+                | IntentState::Conflict
+                | IntentState::Withdrawn
         )
     }
 
-    /// Unresolved: `resume()` drives it.
+    /// Unresolved: `resume()` drives it (a queued one when its turn comes).
     pub const fn is_unresolved(self) -> bool {
         matches!(
             self,
-            IntentState::Pending | IntentState::Sending | IntentState::Unknown
+            IntentState::Pending
+                | IntentState::Sending
+                | IntentState::Unknown
+                | IntentState::Queued
         )
     }
 
@@ -381,6 +406,17 @@ pub struct IntentRecord {
     /// Compare-and-swap revision: 0 before the first write.
     #[serde(default)]
     pub revision: u64,
+    /// The scope whose intents are sent one after another, in `scope_seq` order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Its place in the scope: given under the scope's lock when the record
+    /// is first written, so every tab agrees on the order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_seq: Option<u64>,
+    /// While queued: the earlier intent of the scope it waits for, the last
+    /// one unsettled when it was written (its turn comes when that one settles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_for: Option<String>,
 }
 
 impl IntentRecord {
@@ -390,12 +426,13 @@ impl IntentRecord {
     /// never left). A rejection at PROCESSED or later was the server's
     /// decision about the command and is replayed, never re-sent.
     pub fn refused_before_the_bus(&self) -> bool {
-        self.state == IntentState::Rejected
-            && self.appended == Some(false)
-            && self
-                .last_result
-                .as_ref()
-                .is_none_or(|r| r.stage == CommandStage::Sent)
+        self.state == IntentState::Withdrawn
+            || self.state == IntentState::Rejected
+                && self.appended == Some(false)
+                && self
+                    .last_result
+                    .as_ref()
+                    .is_none_or(|r| r.stage == CommandStage::Sent)
     }
 
     /// The authoritative question for this intent (PROTOCOL §5.4).
@@ -503,6 +540,8 @@ impl IntentState {
             IntentState::Rejected => "rejected",
             IntentState::Conflict => "conflict",
             IntentState::Escalated => "escalated",
+            IntentState::Queued => "queued",
+            IntentState::Withdrawn => "withdrawn",
         }
     }
 }
@@ -598,6 +637,9 @@ impl ToJson for IntentRecord {
             .put("createdAt", &self.created_at)
             .put("updatedAt", &self.updated_at)
             .put("revision", &self.revision)
+            .some("scope", &self.scope)
+            .some("scopeSeq", &self.scope_seq)
+            .some("waitsFor", &self.waits_for)
             .done()
     }
 }
@@ -623,6 +665,9 @@ impl FromJson for IntentRecord {
             created_at: o.req("createdAt"),
             updated_at: o.req("updatedAt"),
             revision: o.or_default("revision"),
+            scope: o.opt("scope"),
+            scope_seq: o.opt("scopeSeq"),
+            waits_for: o.opt("waitsFor"),
         };
         o.finish(read)
     }
@@ -657,11 +702,16 @@ impl ::core::fmt::Display for RecordError {
 }
 
 /// Migration: checks a stored record's `schemaVersion` before its body is
-/// decoded. Version 1 is the first schema; a later one adds its upgrade
-/// step here, so old records are upgraded when read, never dropped, and a
-/// record from a newer build is left untouched rather than misread.
+/// decoded. Version 1 is the first schema; version 2 adds scopes and the
+/// `queued` and `withdrawn` states, and reads as version 1 does (its
+/// fields are optional). A later one adds its upgrade step here, so old
+/// records are upgraded when read, never dropped, and a record from a
+/// newer build is left untouched rather than misread.
 pub fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
-    check_schema_version(version, SCHEMA_VERSION)
+    match version {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(()),
+        _ => check_schema_version(version, SCOPED_SCHEMA_VERSION),
+    }
 }
 
 /// Accepts `version` when it is `current`; a newer one is

@@ -8,7 +8,7 @@ use crate::core::protocol::{CommandStage, JsonValue};
 const NOW: i64 = 1_764_297_052_692;
 const DAY: i64 = 24 * 60 * 60 * 1000;
 
-fn command(path: &str, create: bool, amount: i64) -> CommandSpec {
+pub(super) fn command(path: &str, create: bool, amount: i64) -> CommandSpec {
     CommandSpec {
         method: if create { "POST" } else { "PUT" }.into(),
         path: path.into(),
@@ -29,6 +29,7 @@ fn command(path: &str, create: bool, amount: i64) -> CommandSpec {
 
 fn intent(key: Option<&str>, id: &str, amount: i64) -> NewIntent {
     NewIntent {
+        scope: None,
         intent_key: key.map(str::to_owned),
         aggregate: AggregateIdentity {
             resource: "account".into(),
@@ -41,6 +42,7 @@ fn intent(key: Option<&str>, id: &str, amount: i64) -> NewIntent {
 
 fn create_intent(key: Option<&str>) -> NewIntent {
     NewIntent {
+        scope: None,
         intent_key: key.map(str::to_owned),
         aggregate: AggregateIdentity {
             resource: "account".into(),
@@ -294,7 +296,7 @@ fn retention_prunes_only_old_settled_intents() {
         records.push(r);
     }
     assert_eq!(block_on(journal.prune(NOW + 6 * DAY)).unwrap(), 0);
-    assert_eq!(block_on(journal.prune(NOW + 8 * DAY)).unwrap(), 3);
+    assert_eq!(block_on(journal.prune(NOW + 8 * DAY)).unwrap(), 4);
     let mut left: Vec<IntentState> = block_on(journal.list())
         .unwrap()
         .records
@@ -308,13 +310,14 @@ fn retention_prunes_only_old_settled_intents() {
             IntentState::Pending,
             IntentState::Sending,
             IntentState::Unknown,
-            IntentState::Escalated
+            IntentState::Escalated,
+            IntentState::Queued
         ]
     );
     assert_eq!(
         block_on(journal.prune(NOW + 400 * DAY)).unwrap(),
         0,
-        "unknown and escalated stay"
+        "unknown, escalated and queued stay"
     );
 }
 
@@ -740,7 +743,8 @@ fn resume_drives_unresolved_and_escalated_intents_and_leaves_settled_ones() {
             IntentState::Pending,
             IntentState::Sending,
             IntentState::Unknown,
-            IntentState::Escalated
+            IntentState::Escalated,
+            IntentState::Queued
         ]
     );
 }

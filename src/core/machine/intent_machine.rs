@@ -325,7 +325,9 @@ impl IntentMachine {
             return;
         }
         match self.record.state {
-            IntentState::Pending => self.begin_attempt(now),
+            // A queued intent is driven once its turn has come (the driver
+            // asks the journal's scope first).
+            IntentState::Pending | IntentState::Queued => self.begin_attempt(now),
             // A crash or reload mid-flight, or an earlier unknown: ask first.
             IntentState::Sending | IntentState::Unknown | IntentState::Escalated => {
                 self.failed = Failed::default();
@@ -336,7 +338,10 @@ impl IntentMachine {
                     Then::Confirm(Why::Unknown),
                 );
             }
-            IntentState::Succeeded | IntentState::Rejected | IntentState::Conflict => {
+            IntentState::Succeeded
+            | IntentState::Rejected
+            | IntentState::Conflict
+            | IntentState::Withdrawn => {
                 self.finish_now(Outcome::from_record(&self.record));
             }
         }
@@ -795,6 +800,7 @@ impl IntentMachine {
 
     fn persist_then(&mut self, now: i64, state: IntentState, reason: Option<String>, then: Then) {
         self.record.state = state;
+        self.record.waits_for = None;
         self.record.reason = reason;
         self.record.updated_at = now;
         self.phase = Phase::Persisting(then);

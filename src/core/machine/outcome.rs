@@ -114,22 +114,53 @@ impl Outcome {
     pub fn from_record(record: &IntentRecord) -> Outcome {
         let status = match record.state {
             IntentState::Succeeded => Status::Succeeded,
-            IntentState::Rejected => Status::Rejected,
+            IntentState::Rejected | IntentState::Withdrawn => Status::Rejected,
             IntentState::Conflict => Status::Conflict,
             IntentState::Escalated => Status::Escalated,
-            IntentState::Pending | IntentState::Sending | IntentState::Unknown => Status::Unknown,
+            IntentState::Pending
+            | IntentState::Sending
+            | IntentState::Unknown
+            | IntentState::Queued => Status::Unknown,
         };
-        let error = record
-            .last_result
-            .as_ref()
-            .filter(|r| !r.is_succeeded())
-            .map(ErrorInfo::from);
+        let said = |code: &str, msg: String| ErrorInfo {
+            error_code: ErrorCode::Other(code.into()),
+            error_msg: msg,
+            binding_errors: Vec::new(),
+            succeeded: Some(false),
+        };
+        let error = match (record.state, &record.waits_for) {
+            (IntentState::Withdrawn, _) => Some(said(
+                "Withdrawn",
+                "withdrawn by the caller before it was sent: nothing was sent".into(),
+            )),
+            (IntentState::Queued, waits_for) => Some(said(
+                "Queued",
+                crate::core::text::text!(
+                    "nothing was sent yet: it waits for intent ",
+                    waits_for.as_deref().unwrap_or("(an earlier one)"),
+                    " of scope `",
+                    record.scope.as_deref().unwrap_or_default(),
+                    "` and is sent in its turn"
+                ),
+            )),
+            _ => record
+                .last_result
+                .as_ref()
+                .filter(|r| !r.is_succeeded())
+                .map(ErrorInfo::from),
+        };
+        let never_sent = matches!(record.state, IntentState::Queued | IntentState::Withdrawn)
+            && record.attempts.is_empty();
         Outcome {
             status,
             intent_id: record.intent_id.clone(),
             request_id: record.request_id.clone(),
             intent_key: record.intent_key.clone(),
-            appended: record.appended,
+            appended: if never_sent {
+                Some(false)
+            } else {
+                record.appended
+            },
             result: record.last_result.clone(),
             error,
             downstream_pending: None,

@@ -17,6 +17,7 @@ const T0: i64 = 1_000_000;
 fn record(stage: CommandStage, create: bool) -> IntentRecord {
     let journal = Journal::new(MemoryStore::new(), "ns");
     let intent = NewIntent {
+        scope: None,
         intent_key: None,
         aggregate: AggregateIdentity {
             resource: "account".into(),
