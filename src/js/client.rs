@@ -10,12 +10,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::input::{self, CommandInput, ConnectInput, Defaults};
-use crate::core::journal::{Begun, IntentRecord, Journal, JournalError, StoreError};
+use crate::core::journal::{Begun, IntentRecord, IntentState, Journal, JournalError, StoreError};
 use crate::core::machine::{MachineConfig, Outcome, Status};
 use crate::core::protocol::{CommandStage, ErrorCode, ErrorInfo, StreamElement};
 use crate::web::channel::Announcer;
 use crate::web::driver::{busy, Client};
-use crate::web::locks::{try_lock, LockAttempt, PendingLock};
+use crate::web::locks::{scope_lock, try_lock, LockAttempt, PendingLock};
 use crate::web::network::OnlineListener;
 use crate::web::random::CryptoRandom;
 use crate::web::storage::{indexed_db, AnyStore};
@@ -140,6 +140,7 @@ fn journal_error(e: JournalError) -> JsValue {
         JournalError::IntentKeyReused { .. } => ("IntentKeyReused", Status::Rejected),
         JournalError::MissingAggregateId => ("InvalidCommand", Status::Rejected),
         JournalError::NotInConflict { .. } => ("NotInConflict", Status::Rejected),
+        JournalError::NotWithdrawable { .. } => ("NotWithdrawable", Status::Rejected),
     };
     let mut outcome = failed_outcome(code, &e.message(), status, Some(false));
     if let JournalError::IntentKeyReused {
@@ -395,6 +396,69 @@ impl WowClient {
         ended_by(promise, &waiting)
     }
 
+    /// Withdraws an intent (by intentId, requestId or intentKey) that has
+    /// not begun an attempt: a queued one, or one pending and never sent.
+    /// It settles `withdrawn`, is never sent, every call waiting on it
+    /// rejects with `CommandError` `Withdrawn`, and its scope's next intent
+    /// may go. Resolves to its Outcome. An intent that has begun an attempt
+    /// may be appended, which only history can tell: the call rejects with
+    /// `CommandError` `NotWithdrawable` and changes nothing.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Outcome>")]
+    pub fn withdraw(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
+    ) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let id = intent_ref(&intent)?;
+            let record = match inner.journal.withdraw(time::now(), &id).await {
+                Ok(Some(record)) => record,
+                Ok(None) => return Err(invalid(text!("no intent `", id, "` in this namespace"))),
+                Err(e @ JournalError::NotWithdrawable { .. }) => {
+                    let found = inner.journal.find(&id).await.ok().flatten();
+                    let mut outcome = found.map_or_else(
+                        || failed_outcome("", "", Status::Unknown, None),
+                        |r| Outcome::from_record(&r),
+                    );
+                    let refused =
+                        failed_outcome("NotWithdrawable", &e.message(), Status::Unknown, None);
+                    outcome.error = refused.error;
+                    return Err(error(&outcome.because(&e.message())));
+                }
+                Err(e) => return Err(journal_error(e)),
+            };
+            inner.announce(&record, record.revision);
+            advance_scope(&inner, record.scope.clone());
+            Ok(to_js(&Outcome::from_record(&record)))
+        })
+    }
+
+    /// Withdraws every queued intent of `scope`, as `withdraw` does each;
+    /// resolves to how many. The scope's head (pending, on the wire, or
+    /// unknown) is left as it is.
+    #[wasm_bindgen(js_name = withdrawScope, unchecked_return_type = "Promise<number>")]
+    pub fn withdraw_scope(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] scope: JsValue,
+    ) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        super::promise(async move {
+            let scope = scope
+                .as_string()
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| invalid("scope must be a non-empty string".into()))?;
+            let withdrawn = inner
+                .journal
+                .withdraw_scope(time::now(), &scope)
+                .await
+                .map_err(journal_error)?;
+            for record in &withdrawn {
+                inner.announce(record, record.revision);
+            }
+            Ok(JsValue::from(withdrawn.len() as u32))
+        })
+    }
+
     /// Deletes settled intents older than the retention window.
     #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
     pub fn prune(&self) -> js_sys::Promise {
@@ -535,6 +599,7 @@ impl WowClient {
                 check_downstream: parsed.check_downstream.clone(),
                 on_event: parsed.on_event.clone(),
                 trace_context: parsed.trace_context == Some(true),
+                waited_here: RefCell::default(),
             }),
             defaults: Defaults {
                 config,
@@ -600,7 +665,7 @@ impl WowClient {
         watch: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
         let record = self.existing(&intent).await?;
-        if record.state == crate::core::journal::IntentState::Pending {
+        if matches!(record.state, IntentState::Pending | IntentState::Queued) {
             // Persisted, never sent: nothing can have been appended.
             let mut outcome = Outcome::from_record(&record);
             outcome.appended = Some(false);
@@ -701,14 +766,41 @@ impl WowClient {
         let parsed = CommandInput::read(&command, self.defaults.body_limits).map_err(invalid)?;
         let (intent, config) = input::intent(parsed, &self.defaults, stream).map_err(invalid)?;
         let create = intent.command.create;
-        let begun = self
-            .inner
-            .journal
+        let journal = &self.inner.journal;
+        // A scoped intent takes its place under the scope's lock, so two
+        // tabs writing at the same moment agree on the order.
+        let held = match &intent.scope {
+            None => None,
+            Some(scope) => {
+                let held = scope_lock(journal.namespace(), scope, config.caller_timeout_ms).await;
+                if held.is_none() {
+                    let why = text!(
+                        "scope `",
+                        scope,
+                        "` stayed locked by another tab or worker; nothing was sent"
+                    );
+                    let busy = failed_outcome("IntentBusy", &why, Status::Unknown, Some(false));
+                    return Err(error(&busy));
+                }
+                held
+            }
+        };
+        let begun = journal
             .begin_for_drive(time::now(), intent, &mut CryptoRandom)
             .await
-            .map_err(journal_error)?;
+            .map_err(journal_error);
+        drop(held);
+        let begun = begun?;
+        if let Begun::Created(r) | Begun::Unresolved(r) = &begun {
+            if r.state == IntentState::Queued {
+                self.inner.announce(r, r.revision);
+            }
+        }
         let outcome = match begun {
             Begun::Settled(record) => Outcome::from_record(&record),
+            Begun::Created(record) | Begun::Unresolved(record) if record.scope.is_some() => {
+                drive_in_turn(&self.inner, record, config, on_element, watch).await
+            }
             Begun::Created(record) | Begun::Unresolved(record) => {
                 drive_locked(&self.inner, record, config, on_element, watch).await
             }
@@ -732,11 +824,12 @@ async fn drive_locked(
     // A record not yet written (revision 0) is known to nobody else: its
     // lock, asked for before the record is written, is collected after the
     // first send (see `Client::drive`).
+    let scope = record.scope.clone();
     if record.revision == 0 {
         let outcome = client
             .drive(record, config, on_element, Some(lock), watch)
             .await;
-        reconfirm_later(client, &outcome, 0);
+        after_drive(client, &outcome, scope, 0);
         return outcome;
     }
     let lock = lock.granted().await.unwrap_or(LockAttempt::Unsupported);
@@ -749,8 +842,140 @@ async fn drive_locked(
     };
     // A settled record ends the drive at once, with its recorded outcome.
     let outcome = client.drive(fresh, config, on_element, None, watch).await;
-    reconfirm_later(client, &outcome, 0);
+    // Withdrawn between the read and the first attempt's write, which lost:
+    // the withdrawal is the outcome.
+    let outcome = match outcome.attempts {
+        0 if outcome.status == Status::Unknown => {
+            match client.journal.find(&outcome.intent_id).await {
+                Ok(Some(r)) if r.state == IntentState::Withdrawn => Outcome::from_record(&r),
+                _ => outcome,
+            }
+        }
+        _ => outcome,
+    };
+    after_drive(client, &outcome, scope, 0);
     outcome
+}
+
+/// How long a queued intent's caller waits for an announcement of the
+/// intent before it before looking at its scope again anyway (a runtime
+/// without BroadcastChannel hears no other tab).
+const TURN_POLL_MS: i64 = 2_000;
+
+/// Drives a scoped intent in its turn: while an earlier intent of its
+/// scope is unsettled it stays `queued` (its record names the one it waits
+/// for), and the caller waits, up to its timeout, for that one to change.
+/// An earlier one that nobody drives (its tab was closed) is driven here.
+/// When the caller's wait ends first, the outcome says nothing was sent,
+/// and the intent is sent in its turn by whoever settles the one before it.
+async fn drive_in_turn(
+    client: &Rc<Client>,
+    record: IntentRecord,
+    config: MachineConfig,
+    on_element: &mut dyn FnMut(&StreamElement),
+    watch: Option<&JsValue>,
+) -> Outcome {
+    let until = time::now().saturating_add(config.caller_timeout_ms as i64);
+    let id = record.intent_id.clone();
+    client.waited_here.borrow_mut().push(id.clone());
+    let mut record = record;
+    let waited = loop {
+        if record.state != IntentState::Queued {
+            break None;
+        }
+        let ahead = match client.journal.ahead_of(&record).await {
+            Ok(Some(ahead)) => ahead,
+            Ok(None) => break None,
+            // Never a guess: a journal that cannot say whose turn it is
+            // sends nothing.
+            Err(_) => break Some(record.clone()),
+        };
+        if let Some(watch) = watch {
+            let _ = js_sys::Reflect::set(
+                watch,
+                &"outcome".into(),
+                &to_js(&Outcome::from_record(&record)),
+            );
+        }
+        let drivable = matches!(
+            ahead.state,
+            IntentState::Pending
+                | IntentState::Sending
+                | IntentState::Unknown
+                | IntentState::Queued
+        );
+        if drivable && !client.waited_here.borrow().contains(&ahead.intent_id) {
+            // Driven here only when no one holds it; never without Web Locks.
+            let _ = resume_one(client, ahead.intent_id.clone(), true, 0).await;
+        }
+        let left = until - time::now();
+        let aborted = watch.is_some_and(|w| {
+            crate::web::safe_read::get(w, "abortedAt").is_some_and(|at| !at.is_undefined())
+        });
+        if left <= 0 || aborted {
+            break Some(record.clone());
+        }
+        crate::web::channel::next_change(
+            client.journal.namespace(),
+            &ahead.intent_id,
+            &id,
+            left.min(TURN_POLL_MS),
+        )
+        .await;
+        match client.journal.find(&id).await {
+            Ok(Some(fresh)) => record = fresh,
+            _ => break Some(record.clone()),
+        }
+    };
+    client.waited_here.borrow_mut().retain(|w| *w != id);
+    match waited {
+        None => drive_locked(client, record, config, on_element, watch).await,
+        Some(queued) => {
+            // The one before it may have settled just now, while this caller
+            // still counted as its driver: look once more.
+            advance_scope(client, queued.scope.clone());
+            Outcome::from_record(&queued)
+        }
+    }
+}
+
+/// After a drive: an escalated intent is confirmed again later, and a
+/// settled one lets the next intent of its scope go.
+fn after_drive(client: &Rc<Client>, outcome: &Outcome, scope: Option<String>, round: u32) {
+    reconfirm_later(client, outcome, round);
+    if matches!(
+        outcome.status,
+        Status::Succeeded | Status::Rejected | Status::Conflict
+    ) {
+        advance_scope(client, scope);
+    }
+}
+
+/// Sends the next intent of `scope` when its turn has come and no caller
+/// in this client waits to send it itself: under its lock, as `resume()`
+/// does, so one driver sends it across tabs; its own drive's end advances
+/// the scope again.
+fn advance_scope(client: &Rc<Client>, scope: Option<String>) {
+    let Some(scope) = scope else {
+        return;
+    };
+    let weak = Rc::downgrade(client);
+    super::spawn(async move {
+        let Some(client) = weak.upgrade() else {
+            return;
+        };
+        let Ok(records) = client.journal.in_scope(&scope).await else {
+            return;
+        };
+        let next = crate::core::journal::scope::head(&records, &scope)
+            .filter(|r| r.state == IntentState::Queued)
+            .map(|r| r.intent_id.clone());
+        if let Some(id) = next {
+            if !client.waited_here.borrow().contains(&id) {
+                let _ = resume_one(&client, id, true, 0).await;
+            }
+        }
+    });
 }
 
 /// How many times a client confirms an escalated intent again on its own:
@@ -828,10 +1053,18 @@ async fn resume_one(
             let Some(fresh) = fresh.filter(|r| r.state.is_resumable()) else {
                 return Ok(JsValue::UNDEFINED);
             };
+            // A queued intent waits for its turn: the drive that settles the
+            // one before it sends it.
+            if fresh.state == IntentState::Queued
+                && !matches!(client.journal.ahead_of(&fresh).await, Ok(None))
+            {
+                return Ok(JsValue::UNDEFINED);
+            }
+            let scope = fresh.scope.clone();
             let outcome = client
                 .drive(fresh, client.config.clone(), &mut |_| {}, None, None)
                 .await;
-            reconfirm_later(client, &outcome, round);
+            after_drive(client, &outcome, scope, round);
             Ok(to_js(&outcome))
         }
     }

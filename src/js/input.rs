@@ -162,6 +162,7 @@ impl CommandInput {
             path: c.string("path"),
             body: c.json("body", limits),
             intent_key: c.string("intentKey"),
+            scope: c.string("scope"),
             wait_stage: c.string("waitStage"),
             wait_context: c.string("waitContext"),
             wait_processor: c.string("waitProcessor"),

@@ -211,7 +211,7 @@ export function subscribeIntents(channelName, listener, filter) {
       version: 1, intentId: data.intentId, state: data.state, revision,
       intentKey: data.intentKey ?? null, requestId: data.requestId ?? null, aggregate: data.aggregate ?? null,
       attempts: data.attempts ?? null, appended: data.appended ?? null, reason: data.reason ?? null,
-      errorCode: data.errorCode ?? null, at: data.at ?? null,
+      errorCode: data.errorCode ?? null, at: data.at ?? null, scope: data.scope ?? null, waitsFor: data.waitsFor ?? null,
     };
     if (!want(event)) return;
     if ((delivered.get(event.intentId) ?? -1) >= revision) return;

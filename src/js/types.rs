@@ -35,9 +35,14 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
   | "BiDeploymentInspectionTimeout";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
-  | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
+  | "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
-export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
+/**
+ * Where an intent stands. "queued": written, nothing sent, waiting while an earlier intent of its
+ * scope is unsettled (`waitsFor`). "withdrawn": settled by `withdraw` before anything was sent.
+ */
+export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated"
+  | "queued" | "withdrawn";
 
 export interface ConfirmQuestion {
   aggregateId: string;
@@ -138,6 +143,10 @@ export interface IntentEvent {
   errorCode: string | null;
   /** When the record was written (epoch ms). */
   at: number | null;
+  /** The intent's scope, when it has one. */
+  scope: string | null;
+  /** While queued: the earlier intent of its scope it waits for. */
+  waitsFor: string | null;
 }
 
 /** One lifecycle event of an intent this client drives (`connect({ onEvent })`). Nothing secret: no body, no headers but `traceparent`. */
@@ -242,6 +251,14 @@ export interface Command {
   /** The business intent's key: the same key in the namespace is the same intent (same requestId), never a second one. */
   intentKey?: string;
   /**
+   * Commands whose order matters (on one aggregate, say `"account:" + id`): the intents of one scope in
+   * the namespace are sent strictly in the order their records were first written, one at a time,
+   * across tabs, workers and reloads. An intent waits ("queued") while an earlier one of its scope is
+   * unsettled; an unknown or escalated one holds the scope until history answers. Leave it out to send
+   * on its own, as fast as the gateway answers.
+   */
+  scope?: string;
+  /**
    * The command creates its aggregate: sent to `/{resource}/{action}` (the id goes in the
    * `Command-Aggregate-Id` header, not the path) by POST. Leave it out on a create and the gateway
    * answers NotFound for `/{resource}/{id}/{action}` (the error's message ends "a create needs create: true").
@@ -344,6 +361,12 @@ export interface IntentRecord {
   createdAt: number;
   updatedAt: number;
   revision: number;
+  /** The scope it is sent in (`Command.scope`). */
+  scope?: string;
+  /** Its place in the scope: intents of a scope are sent in this order. */
+  scopeSeq?: number;
+  /** While queued: the earlier intent of its scope it waits for. */
+  waitsFor?: string;
 }
 
 /** Every failure: the whole CommandResult and the outcome, typed. */

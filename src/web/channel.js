@@ -51,3 +51,15 @@ export function channelListen(name, listener) {
   channel.onmessage = (e) => listener(e.data);
   return () => channel.close();
 }
+
+// Resolves when intent `a` or `b` is next announced on `name` (written by
+// this runtime, another tab or a worker), or after `ms`: what a queued
+// intent waits on (the one before it, and itself, if withdrawn) before it
+// looks at its scope again.
+export function channelNext(name, a, b, ms) {
+  return new Promise((resolve) => {
+    const done = () => { clearTimeout(timer); stop(); resolve(); };
+    const timer = setTimeout(done, ms);
+    const stop = channelListen(name, (data) => { if (data && (data.intentId === a || data.intentId === b)) done(); });
+  });
+}

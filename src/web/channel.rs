@@ -22,6 +22,16 @@ extern "C" {
     fn channel_announce(channel: &JsValue, message: &str);
     #[wasm_bindgen(js_name = channelClose)]
     fn channel_close(channel: &JsValue);
+    #[wasm_bindgen(js_name = channelNext)]
+    fn channel_next(name: &str, a: &str, b: &str, ms: f64) -> js_sys::Promise;
+}
+
+/// Waits until intent `a` or `b` of `namespace` is next announced by
+/// anyone, or `ms` passed (a runtime without BroadcastChannel hears only
+/// its own clients: the time bounds the wait).
+pub async fn next_change(namespace: &str, a: &str, b: &str, ms: i64) {
+    let promise = channel_next(&channel_name(namespace), a, b, ms.max(0) as f64);
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 /// Announces intent changes to other tabs of the same origin.
@@ -63,6 +73,8 @@ impl Announcer {
             .some("appended", &record.appended)
             .some("reason", &record.reason)
             .some("errorCode", &error_code)
+            .some("scope", &record.scope)
+            .some("waitsFor", &record.waits_for)
             .put("at", &record.updated_at)
             .done();
         channel_announce(&self.raw, &message.text);

@@ -56,6 +56,10 @@ pub struct Client {
     pub on_event: Option<js_sys::Function>,
     /// Each attempt carries a W3C `traceparent`: the intent's trace, a new span.
     pub trace_context: bool,
+    /// Queued intents whose callers wait in this client: each is sent by
+    /// its own caller's drive (its stream elements go to that caller), not
+    /// by the drive that settled the one before it.
+    pub waited_here: std::cell::RefCell<Vec<String>>,
 }
 
 impl Client {
@@ -119,7 +123,7 @@ impl Client {
     }
 
     /// Announces a record as written at `revision`.
-    fn announce(&self, record: &IntentRecord, revision: u64) {
+    pub fn announce(&self, record: &IntentRecord, revision: u64) {
         self.announcer.announce(record, revision);
     }
 

@@ -14,6 +14,32 @@ extern "C" {
     fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
 }
 
+#[wasm_bindgen(module = "/src/web/local_lock.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = localLockWait)]
+    fn local_lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+}
+
+/// Takes the lock of `scope` in `namespace`, under which a scoped intent
+/// takes its place, waiting up to `timeout_ms`: across tabs and workers
+/// where there are Web Locks, else within this process. `None`: not
+/// granted in time.
+pub async fn scope_lock(namespace: &str, scope: &str, timeout_ms: u64) -> Option<IntentLock> {
+    let name = text!("wow-command-client/", namespace, "/scope/", scope);
+    let mut value = JsFuture::from(lock_wait(&name, timeout_ms as f64))
+        .await
+        .ok()?;
+    if value.is_undefined() {
+        value = JsFuture::from(local_lock_wait(&name, timeout_ms as f64))
+            .await
+            .ok()?;
+    }
+    match attempt_from(value) {
+        LockAttempt::Held(lock) => Some(lock),
+        _ => None,
+    }
+}
+
 /// The lock name of an intent.
 pub fn lock_name(namespace: &str, intent_id: &str) -> String {
     text!("wow-command-client/", namespace, "/", intent_id)

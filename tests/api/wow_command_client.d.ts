@@ -31,9 +31,14 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
 | "BiDeploymentInspectionTimeout";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
-| "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
+| "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
-export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated";
+/**
+ * Where an intent stands. "queued": written, nothing sent, waiting while an earlier intent of its
+ * scope is unsettled (`waitsFor`). "withdrawn": settled by `withdraw` before anything was sent.
+ */
+export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated"
+| "queued" | "withdrawn";
 
 export interface ConfirmQuestion {
     aggregateId: string;
@@ -134,6 +139,10 @@ export interface IntentEvent {
     errorCode: string | null;
     /** When the record was written (epoch ms). */
     at: number | null;
+    /** The intent's scope, when it has one. */
+    scope: string | null;
+    /** While queued: the earlier intent of its scope it waits for. */
+    waitsFor: string | null;
 }
 
 /** One lifecycle event of an intent this client drives (`connect({ onEvent })`). Nothing secret: no body, no headers but `traceparent`. */
@@ -238,6 +247,14 @@ export interface Command {
     /** The business intent's key: the same key in the namespace is the same intent (same requestId), never a second one. */
     intentKey?: string;
     /**
+     * Commands whose order matters (on one aggregate, say `"account:" + id`): the intents of one scope in
+     * the namespace are sent strictly in the order their records were first written, one at a time,
+     * across tabs, workers and reloads. An intent waits ("queued") while an earlier one of its scope is
+     * unsettled; an unknown or escalated one holds the scope until history answers. Leave it out to send
+     * on its own, as fast as the gateway answers.
+     */
+    scope?: string;
+    /**
      * The command creates its aggregate: sent to `/{resource}/{action}` (the id goes in the
      * `Command-Aggregate-Id` header, not the path) by POST. Leave it out on a create and the gateway
      * answers NotFound for `/{resource}/{id}/{action}` (the error's message ends "a create needs create: true").
@@ -340,6 +357,12 @@ export interface IntentRecord {
     createdAt: number;
     updatedAt: number;
     revision: number;
+    /** The scope it is sent in (`Command.scope`). */
+    scope?: string;
+    /** Its place in the scope: intents of a scope are sent in this order. */
+    scopeSeq?: number;
+    /** While queued: the earlier intent of its scope it waits for. */
+    waitsFor?: string;
 }
 
 /** Every failure: the whole CommandResult and the outcome, typed. */
@@ -458,6 +481,22 @@ export class WowClient {
      * function that stops it; unsubscribing never withdraws an intent.
      */
     subscribe(listener: (event: IntentEvent) => void, filter?: IntentFilter): () => void;
+    /**
+     * Withdraws every queued intent of `scope`, as `withdraw` does each;
+     * resolves to how many. The scope's head (pending, on the wire, or
+     * unknown) is left as it is.
+     */
+    withdrawScope(scope: string): Promise<number>;
+    /**
+     * Withdraws an intent (by intentId, requestId or intentKey) that has
+     * not begun an attempt: a queued one, or one pending and never sent.
+     * It settles `withdrawn`, is never sent, every call waiting on it
+     * rejects with `CommandError` `Withdrawn`, and its scope's next intent
+     * may go. Resolves to its Outcome. An intent that has begun an attempt
+     * may be appended, which only history can tell: the call rejects with
+     * `CommandError` `NotWithdrawable` and changes nothing.
+     */
+    withdraw(intent: string): Promise<Outcome>;
     /**
      * The namespace this client's intents live in.
      */
