@@ -672,3 +672,170 @@ async fn a_history_query_that_never_answers_ends_at_the_clients_deadline() {
         1
     );
 }
+
+/// Two commands fired in a row at one account in one scope reach history in
+/// the order they were written when the first is refused by a proxy (a 503,
+/// nothing stored): the second waits, queued behind the first, until the
+/// first's retry succeeded. Without the scope the second would be appended
+/// first, during the first's backoff. Each is appended once.
+#[wasm_bindgen_test]
+async fn a_scope_sends_in_the_order_written_when_the_first_is_refused_and_retried() {
+    let c = client(json!({})).await;
+    let id = unique("scope");
+    let created = rust(&settle(c.send_and_wait(create(&id), None)).await.unwrap());
+    let recorder = event_recorder();
+    let listener = js_sys::Reflect::get(&recorder, &"listener".into()).unwrap();
+    let stop = c.subscribe(listener, None).unwrap();
+    fault(json!({"match": {"aggregateId": id}, "fault": "unavailable", "times": 1})).await;
+    let scope = json!({"scope": format!("account:{id}")});
+    let first = c.send(with(&lock(&id, 10), scope.clone()), None);
+    let second = c.send(with(&lock(&id, 20), scope.clone()), None);
+    let (first, second) = (
+        rust(&settle(first).await.unwrap()),
+        rust(&settle(second).await.unwrap()),
+    );
+    let _ = stop.call0(&JsValue::NULL);
+    assert_eq!(
+        (first["status"].as_str(), second["status"].as_str()),
+        (Some("succeeded"), Some("succeeded")),
+        "{first} {second}"
+    );
+    assert_eq!(
+        first["attempts"], 2,
+        "lost, confirmed not appended, sent again: {first}"
+    );
+    assert_eq!(second["attempts"], 1, "{second}");
+    let ids = |o: &Value| o["requestId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        history(&id).await,
+        [
+            created["requestId"].as_str().unwrap().to_owned(),
+            ids(&first),
+            ids(&second)
+        ],
+        "history holds them in the order they were written, each once"
+    );
+    // The second was queued behind the first, and said so.
+    let events = rust(&js_sys::Reflect::get(&recorder, &"events".into()).unwrap());
+    let queued: Vec<&Value> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["intentId"] == second["intentId"] && e["state"] == "queued")
+        .collect();
+    assert!(!queued.is_empty(), "{events}");
+    assert_eq!(queued[0]["waitsFor"], first["intentId"]);
+    assert_eq!(queued[0]["scope"], format!("account:{id}"));
+    let records = rust(&settle(c.intents()).await.unwrap());
+    let record = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["intentId"] == second["intentId"])
+        .unwrap();
+    assert_eq!(
+        (
+            record["schemaVersion"].as_u64(),
+            record["scopeSeq"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+}
+
+/// A queued intent is withdrawn before anything of it is sent: its waiting
+/// call rejects with `Withdrawn`, the gateway never sees its requestId, and
+/// the one on the wire cannot be withdrawn and is left as it was.
+#[wasm_bindgen_test]
+async fn a_queued_intent_is_withdrawn_and_never_sent_and_an_attempted_one_is_refused() {
+    let c = client(json!({})).await;
+    let id = unique("withdraw");
+    settle(c.send_and_wait(create(&id), None)).await.unwrap();
+    fault(json!({"match": {"aggregateId": id}, "fault": "delay", "delayMs": 1500, "times": 1}))
+        .await;
+    let scope = json!({"scope": format!("account:{id}")});
+    let first = c.send_and_wait(with(&lock(&id, 10), scope.clone()), None);
+    let second = c.send_and_wait(
+        with(
+            &lock(&id, 20),
+            json!({"scope": format!("account:{id}"), "intentKey": format!("{id}-second")}),
+        ),
+        None,
+    );
+    let third = c.send(with(&lock(&id, 30), scope.clone()), None);
+    let fourth = c.send(with(&lock(&id, 40), scope.clone()), None);
+    sleep(300).await;
+    let listed = rust(&settle(c.intents()).await.unwrap());
+    let of_scope: Vec<&Value> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["scope"] == format!("account:{id}"))
+        .collect();
+    let states: Vec<&str> = of_scope
+        .iter()
+        .map(|r| r["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["sending", "queued", "queued", "queued"],
+        "{listed}"
+    );
+    let head = of_scope[0]["intentId"].as_str().unwrap().to_owned();
+
+    // The one on the wire: refused, unchanged.
+    let refused = settle(c.withdraw(JsValue::from_str(&head)))
+        .await
+        .expect_err("refused");
+    let refused = rust(&error_of(&refused));
+    assert_eq!(refused["code"], "NotWithdrawable", "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("only history can tell"),
+        "{refused}"
+    );
+    // By its key, the second: withdrawn, and its caller told.
+    let withdrawn = rust(
+        &settle(c.withdraw(JsValue::from_str(&format!("{id}-second"))))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        (
+            withdrawn["status"].as_str(),
+            withdrawn["appended"].as_bool()
+        ),
+        (Some("rejected"), Some(false))
+    );
+    assert_eq!(withdrawn["error"]["errorCode"], "Withdrawn");
+    let e = rust(&error_of(
+        &settle(second).await.expect_err("the waiting call rejects"),
+    ));
+    assert_eq!(
+        (e["code"].as_str(), e["appended"].as_bool()),
+        (Some("Withdrawn"), Some(false)),
+        "{e}"
+    );
+    // The rest of the scope: the two still queued.
+    let n = settle(c.withdraw_scope(JsValue::from_str(&format!("account:{id}"))))
+        .await
+        .unwrap();
+    assert_eq!(n.as_f64(), Some(2.0));
+    for call in [third, fourth] {
+        let o = rust(&settle(call).await.unwrap());
+        assert_eq!(
+            (o["status"].as_str(), o["error"]["errorCode"].as_str()),
+            (Some("rejected"), Some("Withdrawn")),
+            "{o}"
+        );
+    }
+    let r = rust(&settle(first).await.unwrap());
+    assert_eq!(r["succeeded"], true);
+    // History: the create and the first lock; nothing withdrawn ever arrived.
+    let held = history(&id).await;
+    assert_eq!(held.len(), 2, "{held:?}");
+    assert_eq!(held[1], r["requestId"].as_str().unwrap());
+    let head_now = rust(&settle(c.intent(JsValue::from_str(&head))).await.unwrap());
+    assert_eq!(head_now["state"], "succeeded");
+}

@@ -95,3 +95,20 @@ export async function gatewayIdle(base, timeoutMs = 30_000) {
     await sleep(20);
   }
 }
+
+/** The streams of an aggregate in history, in version order: each one's requestId. */
+export async function historyOf(base, resource, aggregateId) {
+  const r = await fetch(`${base}/${resource}/event/list`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: aggregateId }, limit: 1000 }),
+  });
+  if (!r.ok) throw new Error(`list failed: ${r.status}`);
+  return (await r.json()).sort((a, b) => a.version - b.version).map((s) => s.requestId);
+}
+
+/** A listener for `client.subscribe` that keeps every event in `events`. */
+export function eventRecorder() {
+  const events = [];
+  return { events, listener: (e) => events.push(e) };
+}

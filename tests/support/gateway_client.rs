@@ -21,6 +21,10 @@ extern "C" {
         aggregate_id: &str,
         request_id: &str,
     ) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = historyOf)]
+    pub fn history_of(base: &str, resource: &str, aggregate_id: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = eventRecorder)]
+    pub fn event_recorder() -> JsValue;
     #[wasm_bindgen(js_name = firedFor)]
     pub fn fired_for(base: &str, aggregate_id: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = errorOf)]
@@ -96,6 +100,14 @@ pub async fn stored(resource: &str, id: &str, request_id: &str) -> i64 {
         .unwrap()
         .as_f64()
         .unwrap() as i64
+}
+
+/// The requestIds of an account's streams in history, in version order.
+pub async fn history(id: &str) -> Vec<String> {
+    let v = JsFuture::from(history_of(base(), "account", id))
+        .await
+        .unwrap();
+    serde_json::from_value(rust(&v)).unwrap()
 }
 
 pub async fn fired(id: &str) -> Vec<String> {
