@@ -35,6 +35,7 @@ fn ready<F: Future>(future: F) -> F::Output {
 fn record() -> IntentRecord {
     let journal = Journal::new(MemoryStore::new(), "bench");
     let intent = NewIntent {
+        scope: None,
         intent_key: None,
         aggregate: AggregateIdentity {
             resource: "account".into(),
