@@ -857,10 +857,13 @@ async fn drive_locked(
     outcome
 }
 
-/// How long a queued intent's caller waits for an announcement of the
-/// intent before it before looking at its scope again anyway (a runtime
-/// without BroadcastChannel hears no other tab).
+/// How long a queued intent's caller, next in its scope, waits for an
+/// announcement of the intent before it before looking at its scope again
+/// anyway (a runtime without BroadcastChannel hears no other tab).
 const TURN_POLL_MS: i64 = 2_000;
+
+/// The same for a queued intent with others between it and the scope's head.
+const FAR_TURN_POLL_MS: i64 = 10_000;
 
 /// Drives a scoped intent in its turn: while an earlier intent of its
 /// scope is unsettled it stays `queued` (its record names the one it waits
@@ -878,12 +881,13 @@ async fn drive_in_turn(
     let until = time::now().saturating_add(config.caller_timeout_ms as i64);
     let id = record.intent_id.clone();
     client.waited_here.borrow_mut().push(id.clone());
+    let heard = crate::web::channel::Watch::open(client.journal.namespace());
     let mut record = record;
     let waited = loop {
         if record.state != IntentState::Queued {
             break None;
         }
-        let ahead = match client.journal.ahead_of(&record).await {
+        let (ahead, before) = match client.journal.ahead_of(&record).await {
             Ok(Some(ahead)) => ahead,
             Ok(None) => break None,
             // Never a guess: a journal that cannot say whose turn it is
@@ -915,18 +919,23 @@ async fn drive_in_turn(
         if left <= 0 || aborted {
             break Some(record.clone());
         }
-        crate::web::channel::next_change(
-            client.journal.namespace(),
-            &ahead.intent_id,
-            &id,
-            left.min(TURN_POLL_MS),
-        )
-        .await;
+        // Woken by the one just before it (or by its own withdrawal): a
+        // burst in one scope wakes one waiter per settled intent, not all.
+        // The time bounds the wait where no announcement comes (a runtime
+        // without BroadcastChannel, a tab closed mid-drive), longer for
+        // those further back.
+        let poll = if before == ahead.intent_id {
+            TURN_POLL_MS
+        } else {
+            FAR_TURN_POLL_MS
+        };
+        heard.next(&before, &id, left.min(poll)).await;
         match client.journal.find(&id).await {
             Ok(Some(fresh)) => record = fresh,
             _ => break Some(record.clone()),
         }
     };
+    drop(heard);
     client.waited_here.borrow_mut().retain(|w| *w != id);
     match waited {
         None => drive_locked(client, record, config, on_element, watch).await,

@@ -52,14 +52,25 @@ export function channelListen(name, listener) {
   return () => channel.close();
 }
 
-// Resolves when intent `a` or `b` is next announced on `name` (written by
-// this runtime, another tab or a worker), or after `ms`: what a queued
-// intent waits on (the one before it, and itself, if withdrawn) before it
-// looks at its scope again.
-export function channelNext(name, a, b, ms) {
+// What a queued intent listens to: every intent announced on `name` since
+// the last wake, kept from before it reads its scope, so an announcement
+// that comes while it reads is not missed.
+export function channelWatch(name) {
+  const watch = { seen: new Set(), wake: null };
+  watch.stop = channelListen(name, (data) => {
+    if (data && typeof data.intentId === "string") { watch.seen.add(data.intentId); watch.wake?.(); }
+  });
+  return watch;
+}
+
+// Resolves once intent `a` or `b` has been announced since the last wake
+// (at once if it was already), or after `ms`.
+export function channelNext(watch, a, b, ms) {
   return new Promise((resolve) => {
-    const done = () => { clearTimeout(timer); stop(); resolve(); };
+    const done = () => { clearTimeout(timer); watch.wake = null; watch.seen.clear(); resolve(); };
     const timer = setTimeout(done, ms);
-    const stop = channelListen(name, (data) => { if (data && (data.intentId === a || data.intentId === b)) done(); });
+    (watch.wake = () => { if (watch.seen.has(a) || watch.seen.has(b)) done(); })();
   });
 }
+
+export function channelUnwatch(watch) { watch.stop(); }

@@ -22,16 +22,38 @@ extern "C" {
     fn channel_announce(channel: &JsValue, message: &str);
     #[wasm_bindgen(js_name = channelClose)]
     fn channel_close(channel: &JsValue);
+    #[wasm_bindgen(js_name = channelWatch)]
+    fn channel_watch(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = channelNext)]
-    fn channel_next(name: &str, a: &str, b: &str, ms: f64) -> js_sys::Promise;
+    fn channel_next(watch: &JsValue, a: &str, b: &str, ms: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = channelUnwatch)]
+    fn channel_unwatch(watch: &JsValue);
 }
 
-/// Waits until intent `a` or `b` of `namespace` is next announced by
-/// anyone, or `ms` passed (a runtime without BroadcastChannel hears only
-/// its own clients: the time bounds the wait).
-pub async fn next_change(namespace: &str, a: &str, b: &str, ms: i64) {
-    let promise = channel_next(&channel_name(namespace), a, b, ms.max(0) as f64);
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+/// The intents of a namespace announced by anyone, heard from when it is
+/// opened until it is dropped: what a queued intent waits on.
+#[derive(Debug)]
+pub struct Watch(JsValue);
+
+impl Watch {
+    /// Starts hearing `namespace`'s announcements.
+    pub fn open(namespace: &str) -> Watch {
+        Watch(channel_watch(&channel_name(namespace)))
+    }
+
+    /// Waits until intent `a` or `b` has been announced since the last
+    /// wait ended (at once if it was), or `ms` passed (a runtime without
+    /// BroadcastChannel hears only its own clients: the time bounds it).
+    pub async fn next(&self, a: &str, b: &str, ms: i64) {
+        let promise = channel_next(&self.0, a, b, ms.max(0) as f64);
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        channel_unwatch(&self.0);
+    }
 }
 
 /// Announces intent changes to other tabs of the same origin.

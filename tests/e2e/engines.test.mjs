@@ -1,8 +1,8 @@
 // The promise, in Chromium, Firefox and WebKit against the gateway: send, a
 // stage stream read with `for await`, a lost answer confirmed by history, an
 // abort that ends only the wait, a reload mid-flight finished by the next
-// page, two tabs sending one key, a full localStorage, and an idempotent
-// consumer across two tabs. Each engine's pages load the built package from
+// page, two tabs sending one key, two tabs sending into one scope across a
+// reload, a full localStorage, and an idempotent consumer across two tabs. Each engine's pages load the built package from
 // /pkg/ on the gateway's origin, as an app would.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -282,6 +282,46 @@ const cases = {
     assert.equal(ra.effects + rb.effects, 1, `the effect ran once across both tabs: ${JSON.stringify([ra, rb])}`);
     assert.deepEqual([ra.status, rb.status].sort(), ["ran", "skipped"]);
     assert.deepEqual(ra.result, rb.result);
+    await context.close();
+  },
+  async "two tabs send into one scope, the first held on the wire and its tab reloaded: history holds them in the order written, each once"(browser) {
+    const id = await createAccount();
+    await rule(id, "delay", { delayMs: 1_500 });
+    const ns = unique("scope");
+    const context = await browser.newContext();
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    await open(a, ns);
+    await open(b, ns);
+    const scope = `account:${id}`;
+    const first = await a.evaluate(async ([id, scope]) => {
+      window.client.send(window.lock(id, { scope })).catch(() => {});
+      for (;;) {
+        const r = (await window.client.intents()).find((x) => x.scope === scope && x.state === "sending");
+        if (r) return r.requestId;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }, [id, scope]);
+    // The other tab writes two more into the scope while the first is on the wire.
+    const queued = await b.evaluate(async ([id, scope]) => {
+      const calls = [window.client.send(window.lock(id, { scope })), window.client.send(window.lock(id, { scope }))];
+      window.later = Promise.all(calls).then((os) => os.map((o) => o.status), (e) => [`${e.code}`]);
+      for (;;) {
+        const mine = (await window.client.intents()).filter((x) => x.scope === scope && x.state === "queued");
+        if (mine.length === 2) return mine.sort((x, y) => x.scopeSeq - y.scopeSeq).map((x) => x.requestId);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }, [id, scope]);
+    await open(a, ns); // the reload: the first intent's page is gone mid-flight
+    await a.evaluate(() => window.client.resume());
+    const history = await a.waitFor(async ([id, n]) => {
+      const r = await fetch(`${location.origin}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: id }, limit: 1000 }) });
+      const streams = (await r.json()).sort((x, y) => x.version - y.version).map((s) => s.requestId);
+      return streams.length >= n ? streams : null;
+    }, [id, 4], 30_000);
+    assert.deepEqual(history?.slice(1), [first, ...queued], "the scope's order is the order of writes");
+    await gateway.idle();
+    for (const requestId of [first, ...queued]) assert.equal(await gateway.stored("account", id, requestId), 1);
     await context.close();
   },
 };

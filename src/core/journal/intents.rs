@@ -397,19 +397,23 @@ impl<S: IntentStore> Journal<S> {
         Ok(())
     }
 
-    /// The earlier intent of `record`'s scope whose turn it is, read from
-    /// the journal now; `None` when `record`'s own turn has come (or it has
-    /// no scope). The one question a driver asks before a queued intent's
-    /// first attempt.
+    /// The earlier intent of `record`'s scope whose turn it is, and the id
+    /// of the unsettled one just before `record` (the one a waiting record
+    /// listens for), read from the journal now; `None` when `record`'s own
+    /// turn has come (or it has no scope). The one question a driver asks
+    /// before a queued intent's first attempt.
     pub async fn ahead_of(
         &self,
         record: &IntentRecord,
-    ) -> Result<Option<IntentRecord>, JournalError> {
+    ) -> Result<Option<(IntentRecord, String)>, JournalError> {
         let Some(scope) = &record.scope else {
             return Ok(None);
         };
         let records = self.in_scope(scope).await?;
-        Ok(super::scope::ahead_of(&records, record).cloned())
+        Ok(super::scope::ahead_of(&records, record).map(|head| {
+            let before = super::scope::just_before(&records, record).unwrap_or(head);
+            (head.clone(), before.intent_id.clone())
+        }))
     }
 
     /// Every record of `scope`, in no particular order (see [`super::scope`]).

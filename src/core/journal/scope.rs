@@ -38,6 +38,22 @@ pub fn ahead_of<'a>(
     head(records, scope).filter(|h| h.intent_id != record.intent_id && place(h) < place(record))
 }
 
+/// The unsettled intent of `record`'s scope just before it: the one whose
+/// settling a waiting `record` listens for (when it settles, `record` is
+/// next, or waits for the one before that, if that was withdrawn).
+pub fn just_before<'a>(
+    records: &'a [IntentRecord],
+    record: &IntentRecord,
+) -> Option<&'a IntentRecord> {
+    let scope = record.scope.as_deref()?;
+    records
+        .iter()
+        .filter(|r| {
+            r.scope.as_deref() == Some(scope) && !r.state.is_settled() && place(r) < place(record)
+        })
+        .max_by(|a, b| place(a).cmp(&place(b)))
+}
+
 /// The last unsettled intent of `scope`: the one a new record of the scope
 /// names as the one it waits for.
 pub fn last<'a>(records: &'a [IntentRecord], scope: &str) -> Option<&'a IntentRecord> {

@@ -53,7 +53,7 @@ fn settle(journal: &Journal<MemoryStore>, record: &mut IntentRecord, state: Inte
 fn ahead(journal: &Journal<MemoryStore>, record: &IntentRecord) -> Option<String> {
     block_on(journal.ahead_of(record))
         .unwrap()
-        .map(|r| r.intent_id)
+        .map(|(head, _)| head.intent_id)
 }
 
 #[test]
@@ -240,6 +240,9 @@ fn a_withdrawn_key_sent_again_takes_a_new_place_at_the_end_of_its_scope() {
     // It names the last unsettled one: its turn comes when that one settles.
     assert_eq!(again.waits_for.as_deref(), Some(third.intent_id.as_str()));
     assert_eq!(ahead(&journal, &again), Some(first.intent_id.clone()));
+    // It listens for the one just before it, not for the head.
+    let (_, before) = block_on(journal.ahead_of(&again)).unwrap().unwrap();
+    assert_eq!(before, third.intent_id);
     assert_eq!(ahead(&journal, &third), Some(first.intent_id.clone()));
     // The same key given again while it is queued is the same intent, in the same place.
     let replay = begin(&journal, 4, scoped(Some("add-item-7"), Some("s"), 2));
