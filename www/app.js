@@ -139,6 +139,25 @@ $("lock-form").addEventListener("submit", (ev) => {
     { amount: Number(form.get("amount")) }, { intentKey: `lock:${unique()}`, waitStage: "SNAPSHOT" }));
 });
 
+// Two locks fired in a row at one account, in one scope: the second is sent
+// only once the first has settled, whatever happens to the first's answer.
+const scopeOf = () => `account:${$("lock-form").elements.account.value}`;
+async function lockTwiceInScope(fault) {
+  const id = $("lock-form").elements.account.value;
+  if (!id) return;
+  await faults("POST", { rules: [{ match: { aggregateId: id }, times: 1, ...fault }] });
+  const scope = scopeOf();
+  for (const amount of [1, 2]) {
+    run(`Lock ${amount} on ${id} (scope ${scope})`, () => lockAmount({ id }, { amount }, { scope, waitStage: "SNAPSHOT" }));
+  }
+}
+$("scoped").addEventListener("click", () => lockTwiceInScope({ fault: "drop_response_after_append" }));
+$("scoped-slow").addEventListener("click", () => lockTwiceInScope({ fault: "delay", delayMs: 3000 }));
+$("withdraw-scope").addEventListener("click", async () => {
+  const n = await client.withdrawScope(scopeOf());
+  $("armed").textContent = `${n} queued command(s) of ${scopeOf()} withdrawn: none of them was sent`;
+});
+
 $("transfer-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const form = new FormData(ev.target);

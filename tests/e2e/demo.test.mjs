@@ -170,3 +170,58 @@ test("two pages resuming the same unknown intents drive each exactly once", asyn
   for (const requestId of both) assert.equal(await stored(account, requestId), 1);
   await context.close();
 });
+
+test("two locks in one scope with the first answer dropped: the second waits, queued, and history holds them in order", async () => {
+  const context = await env.browser.newContext();
+  const page = await open(context, unique("scope"));
+  const account = await openAccount(page);
+  await page.check("[data-testid=mode-json]");
+  await page.click("[data-testid=scoped]");
+  await page.waitForFunction(() => [...document.querySelectorAll(".card")].slice(0, 2).every((c) => c.dataset.status === "succeeded"),
+    null, { timeout: 30_000 });
+  // Newest first: the second lock's card is on top.
+  const [second, first] = [page.locator(".card").nth(0), page.locator(".card").nth(1)];
+  assert.match(await first.locator("h3").textContent(), /^Lock 1 /);
+  assert.match(await first.locator("[data-testid=states]").textContent(), /unknown → succeeded/, "the first's lost answer was confirmed");
+  await page.waitForFunction(() => /queued → sending/.test(document.querySelector(".card [data-testid=states]")?.textContent ?? ""),
+    null, { timeout: 10_000 });
+  const ids = await Promise.all([first, second].map((c) => c.getAttribute("data-request-id")));
+  const r = await fetch(`${env.gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: account }, limit: 1000 }) });
+  const history = (await r.json()).sort((a, b) => a.version - b.version).map((s) => s.requestId);
+  assert.deepEqual(history.slice(1), ids, "in the order written, each once");
+  await page.screenshot({ path: join(artifacts, "scope.png"), fullPage: true });
+  await context.close();
+});
+
+test("withdraw what is queued: the second lock of a scope is never sent", async () => {
+  const context = await env.browser.newContext();
+  const page = await open(context, unique("withdraw"));
+  const account = await openAccount(page);
+  await page.check("[data-testid=mode-json]");
+  await page.click("[data-testid=scoped-slow]");
+  // The first is held at the gateway for 3 s; the second waits behind it.
+  const queued = await page.evaluate(async () => {
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+      const records = await window.demo.client.intents();
+      const first = records.find((r) => r.scopeSeq === 1), second = records.find((r) => r.scopeSeq === 2);
+      if (first?.state === "sending" && second?.state === "queued") return second.requestId;
+    }
+    return null;
+  });
+  assert.ok(queued, "the second lock was queued behind the first");
+  await page.click("[data-testid=withdraw-scope]");
+  await page.waitForFunction(() => /withdrawn/.test(document.getElementById("armed").textContent), null, { timeout: 10_000 });
+  assert.match(await page.locator("#armed").textContent(), /^1 queued command/);
+  // Its card: a caller whose wait ended first was told nothing was sent; the journal says withdrawn.
+  const record = await page.evaluate((id) => window.demo.client.intent(id), queued);
+  assert.deepEqual([record.state, record.attempts.length], ["withdrawn", 0]);
+  await page.waitForFunction((id) => document.querySelector(`.card[data-request-id="${id}"]`)?.dataset.status, queued, { timeout: 10_000 });
+  const second = page.locator(`.card[data-request-id="${queued}"]`);
+  assert.match(await second.locator("[data-testid=outcome]").textContent(), /Withdrawn|Queued: nothing was sent yet/);
+  await page.waitForFunction(() => document.querySelectorAll(".card")[1]?.dataset.status === "succeeded", null, { timeout: 20_000 });
+  await env.gateway.idle();
+  assert.equal(await stored(account, queued), 0, "the withdrawn lock never reached history");
+  await page.screenshot({ path: join(artifacts, "scope-withdrawn.png"), fullPage: true });
+  await context.close();
+});
