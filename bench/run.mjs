@@ -6,6 +6,7 @@
 //                      [--journal 10000] [--memory 10000] [--startup 20] [--skip-core] [--out FILE]
 //                      [--db-dir DIR]   (the gateway's event store under DIR, e.g. /dev/shm)
 //                      [--body-sizes 1000,900000] [--body-commands 5]   (bodies)
+//                      [--scoped 100]   (scope)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -406,6 +407,24 @@ try {
     ["/ raw fetch", (r) => `${(r.main / rawOf(r)).toFixed(2)}×`]]));
   console.log("target: a 900 KB body at most 2× raw fetch's main thread (the body serialised once, hashed once, cloned into storage once)");
   results.bodies = rows;
+  }
+
+  // ---- 4d. one scope ---------------------------------------------------------
+  // `--scoped 100`: intents fired at once into one scope are sent one after
+  // another in the order written; what that costs against the same commands
+  // sent one after another by hand (raw fetch awaiting each).
+  if (wanted("scope")) {
+  const n = Number(args.scoped ?? 100), rounds = Number(args.rounds ?? 3);
+  section(`4d. One scope: ${n} intents fired at once, sent in the order written (${rounds} rounds)`);
+  const runs = [];
+  for (let round = 0; round < rounds; round++) runs.push(await run("scoped", n));
+  const med = (k) => pct(runs.map((r) => r[k]), 50);
+  const rows = [["raw fetch, awaiting each", med("raw")], ["SDK, the caller awaiting each", med("awaited")],
+    ["SDK, one scope, fired at once", med("scoped")]].map(([name, wall]) => ({ name, wall }));
+  console.log(table(rows, [["variant", (r) => r.name], ["wall (median)", (r) => ms(r.wall)],
+    ["per intent", (r) => ms(r.wall / n)], ["/ raw fetch", (r) => `${(r.wall / rows[0].wall).toFixed(2)}×`]]));
+  console.log(`succeeded ${runs.map((r) => r.succeeded).join(", ")} of ${n}; first attempts in the order written: ${runs.every((r) => r.inOrder)}`);
+  results.scope = { n, runs };
   }
 
   // ---- 5. journal scale ---------------------------------------------------

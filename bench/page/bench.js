@@ -377,6 +377,33 @@ export async function bodyTeardown() {
   bodyBench = null;
 }
 
+/** 4d. `n` intents in one scope, fired at once and sent one after another in
+ * the order written, against the same `n` sent one after another by hand
+ * (raw fetch awaiting each) and by the SDK awaiting each: wall time (ms). */
+export async function scoped(n) {
+  const id = await account();
+  const template = await captureRequest(lock(id));
+  const sdk = await connect("indexedDB");
+  const t = {};
+  let t0 = performance.now();
+  for (let i = 0; i < n; i++) if ((await rawFetch(template)).errorCode !== "Ok") throw new Error("raw fetch failed");
+  t.raw = performance.now() - t0;
+  t0 = performance.now();
+  for (let i = 0; i < n; i++) await sdk.sendAndWait(lock(id));
+  t.awaited = performance.now() - t0;
+  const scope = unique("scope");
+  t0 = performance.now();
+  const outcomes = await Promise.all(Array.from({ length: n }, () => sdk.send({ ...lock(id), scope })));
+  t.scoped = performance.now() - t0;
+  const records = (await sdk.intents()).filter((r) => r.scope === scope).sort((a, b) => a.scopeSeq - b.scopeSeq);
+  const sent = records.map((r) => r.attempts[0]?.sentAt ?? Infinity);
+  t.inOrder = sent.every((at, i) => i === 0 || at >= sent[i - 1]);
+  t.succeeded = outcomes.filter((o) => o.status === "succeeded").length;
+  await sdk.clear();
+  sdk.free();
+  return t;
+}
+
 /** 4b. One page's share of a burst from pages sharing one journal: accounts
  * to create (`ids` null) or to use, the journal's namespace, and the moment
  * (epoch ms) every page starts at. */
@@ -501,5 +528,5 @@ export async function footprint(n) {
   return rows;
 }
 
-window.bench = {  overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, journalScale, memory, footprint };
+window.bench = {  overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
