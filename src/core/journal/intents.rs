@@ -418,7 +418,11 @@ impl<S: IntentStore> Journal<S> {
 
     /// Every record of `scope`, in no particular order (see [`super::scope`]).
     pub async fn in_scope(&self, scope: &str) -> Result<Vec<IntentRecord>, JournalError> {
-        let mut records = self.store.list(&self.namespace).await?.records;
+        let listing = self
+            .store
+            .list_where(&self.namespace, ("scope", scope))
+            .await?;
+        let mut records = listing.records;
         records.retain(|r| r.scope.as_deref() == Some(scope));
         Ok(records)
     }

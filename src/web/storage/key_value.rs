@@ -158,6 +158,38 @@ impl<K: KeyValue, R: StoredRecord> RecordStore<R> for KeyValueStore<K> {
         self.kv.remove_many(&keys).await
     }
 
+    /// An entry held as an object (IndexedDB's) whose `only.0` is not the
+    /// string `only.1` is skipped before it is decoded; an unreadable one is
+    /// left to the full listing, which quarantines it.
+    async fn list_where(
+        &self,
+        namespace: &str,
+        only: (&str, &str),
+    ) -> Result<Listing<R>, StoreError> {
+        let mut listing = Listing::default();
+        for (_, value) in self
+            .kv
+            .entries(&text!(prefix(R::KIND), namespace, "/"))
+            .await?
+        {
+            let Some(value) = value else {
+                return self.list(namespace).await;
+            };
+            let other = value.is_object()
+                && crate::web::safe_read::get(&value, only.0)
+                    .and_then(|v| v.as_string())
+                    .as_deref()
+                    != Some(only.1);
+            if other {
+                continue;
+            }
+            if let Ok(record) = record_from_stored(value) {
+                listing.records.push(record);
+            }
+        }
+        Ok(listing)
+    }
+
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
         let aside = text!(quarantine_prefix(R::KIND), namespace, "/");

@@ -179,6 +179,13 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         self.store.list(namespace).await
     }
+    async fn list_where(
+        &self,
+        namespace: &str,
+        only: (&str, &str),
+    ) -> Result<Listing<R>, StoreError> {
+        self.store.list_where(namespace, only).await
+    }
     async fn delete_many(&self, namespace: &str, ids: &[&str]) -> Result<(), StoreError> {
         RecordStore::<R>::delete_many(&self.store, namespace, ids).await
     }
