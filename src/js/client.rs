@@ -414,16 +414,12 @@ impl WowClient {
             let record = match inner.journal.withdraw(time::now(), &id).await {
                 Ok(Some(record)) => record,
                 Ok(None) => return Err(invalid(text!("no intent `", id, "` in this namespace"))),
-                Err(e @ JournalError::NotWithdrawable { .. }) => {
-                    let found = inner.journal.find(&id).await.ok().flatten();
-                    let mut outcome = found.map_or_else(
-                        || failed_outcome("", "", Status::Unknown, None),
-                        |r| Outcome::from_record(&r),
-                    );
-                    let refused =
-                        failed_outcome("NotWithdrawable", &e.message(), Status::Unknown, None);
+                Err(JournalError::NotWithdrawable { record }) => {
+                    let why = crate::core::journal::withdrawal_refused(&record);
+                    let mut outcome = Outcome::from_record(&record);
+                    let refused = failed_outcome("NotWithdrawable", &why, Status::Unknown, None);
                     outcome.error = refused.error;
-                    return Err(error(&outcome.because(&e.message())));
+                    return Err(error(&outcome.because(&why)));
                 }
                 Err(e) => return Err(journal_error(e)),
             };
