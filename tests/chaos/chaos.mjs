@@ -5,8 +5,12 @@
 // resumes until quiet, and a checker reads the history (the gateway's query
 // API and, independently, its SQLite file).
 //
+// Some updates are scoped (`scope: "account:<id>"`): per account, the scoped
+// intents' streams in history must come in the order their records were
+// first written (their places, `scopeSeq`).
+//
 //   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--kills 2] [--reloads 4]
-//     [--aborts 0.1] [--offline 2] [--out FILE]
+//     [--aborts 0.1] [--offline 2] [--scoped 0.3] [--out FILE]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +27,8 @@ const RELOADS = Number(args.reloads ?? 4);
 // The share of calls whose caller aborts its wait, and how many offline periods.
 const ABORTS = Number(args.aborts ?? 0.1);
 const OFFLINE = Number(args.offline ?? 2);
+// The share of updates sent in their account's scope.
+const SCOPED = Number(args.scoped ?? 0.3);
 const dbDir = mkdtempSync(join(tmpdir(), "wow-chaos-"));
 const db = join(dbDir, "events.sqlite");
 
@@ -122,6 +128,7 @@ for (let i = 0; i < N; i++) {
     body: create ? { name: id, balance: 10, op } : { amount: 1, op },
     ...(rand() < 0.4 ? { intentKey: op } : {}),
     ...(rand() < 0.3 ? { waitStage: "SNAPSHOT" } : {}),
+    ...(!create && rand() < SCOPED ? { scope: `account:${id}` } : {}),
   } });
 }
 
@@ -214,7 +221,7 @@ for (; rounds < 20; rounds++) {
   const missing = ops.filter((o) => !journaled.has(o.op));
   reissued += missing.length;
   for (const o of missing) await pages[1].evaluate((c) => window.demo.client.send(c), o.command);
-  const open = (await intents()).filter((r) => ["pending", "sending", "unknown", "escalated"].includes(r.state));
+  const open = (await intents()).filter((r) => ["pending", "sending", "unknown", "escalated", "queued"].includes(r.state));
   if (open.length === 0 && missing.length === 0) break;
 }
 
@@ -246,11 +253,23 @@ for (const o of ops) {
 const sql = "SELECT COUNT(*) FROM (SELECT aggregate_name, aggregate_id, request_id FROM event_stream GROUP BY 1,2,3 HAVING COUNT(*) > 1)";
 const sqliteDuplicates = Number(execFileSync("python3", ["-c",
   `import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])`, db, sql]).toString().trim());
-const unresolved = records.filter((r) => ["pending", "sending", "unknown", "escalated"].includes(r.state));
+const unresolved = records.filter((r) => ["pending", "sending", "unknown", "escalated", "queued"].includes(r.state));
+// Per scope: the appended intents' streams in history, by version, against their places.
+let outOfOrder = 0, scopedAppended = 0;
+for (const scope of new Set(records.map((r) => r.scope).filter(Boolean))) {
+  const placed = records.filter((r) => r.scope === scope).sort((a, b) => a.scopeSeq - b.scopeSeq);
+  const aggregateId = placed[0].aggregate.aggregateId;
+  const r = await fetch(`${base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: aggregateId }, limit: 1000 }) });
+  const version = new Map((await r.json()).map((s) => [s.requestId, s.version]));
+  const inHistory = placed.filter((r) => version.has(r.requestId)).map((r) => version.get(r.requestId));
+  scopedAppended += inHistory.length;
+  for (let i = 1; i < inHistory.length; i++) if (inHistory[i] < inHistory[i - 1]) outOfOrder++;
+}
 const report = {
   intents: N, seed: SEED, succeeded: states.succeeded ?? 0, rejected: states.rejected ?? 0,
   conflict: states.conflict ?? 0, escalated: states.escalated ?? 0, duplicates, sqliteDuplicates, lost, forgotten, phantom,
-  requestIdsPerIntentViolations: multiRequestIds, unresolved: unresolved.length,
+  requestIdsPerIntentViolations: multiRequestIds, unresolved: unresolved.length, scopedAppended, outOfOrder,
   unresolvedList: unresolved.map((r) => ({ requestId: r.requestId, state: r.state, reason: r.reason })),
   retries: records.reduce((n, r) => n + Math.max(0, r.attempts.length - 1), 0),
   confirmed: records.filter((r) => r.attempts.some((a) => a.outcome && a.outcome.unknown !== undefined)).length,
@@ -267,7 +286,9 @@ const rows = [
   ["lost (must be 0)", report.lost],
   ["answered intents missing from the journal (must be 0)", report.forgotten],
   ["said \"not appended\" but stored (must be 0)", report.phantom], ["intents without exactly 1 requestId (must be 0)", report.requestIdsPerIntentViolations],
-  ["unresolved after resume (must be 0)", report.unresolved], ["retries", report.retries],
+  ["unresolved after resume (must be 0)", report.unresolved],
+  ["scoped intents appended", report.scopedAppended], ["scoped intents out of their scope's order (must be 0)", report.outOfOrder],
+  ["retries", report.retries],
   ["intents confirmed against history", report.confirmed], ["page reloads", report.reloads],
   ["gateway kill -9", report.gatewayKills], ["resume rounds", report.resumeRounds],
   ["callers that aborted their wait (before anything was sent)", `${report.abortedWaits} (${report.abortedBeforeSend})`],
@@ -279,6 +300,6 @@ const width = Math.max(...rows.map(([k]) => k.length));
 console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n"));
 if (args.out) writeFileSync(args.out, JSON.stringify(report, null, 2));
 const violations = report.duplicates + report.sqliteDuplicates + report.lost + report.forgotten + report.phantom +
-  report.requestIdsPerIntentViolations + report.unresolved;
+  report.requestIdsPerIntentViolations + report.unresolved + report.outOfOrder;
 console.log(violations === 0 ? "chaos: 1 passed, 0 failed" : "chaos: 0 passed, 1 failed");
 process.exit(violations === 0 ? 0 : 1);

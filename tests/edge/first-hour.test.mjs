@@ -55,7 +55,7 @@ test("a misspelled option is refused, naming it and listing the known ones", asy
   const e = await client.send({ ...create(unique("typo")), crate: true }).then(() => assert.fail("sent"), (e) => e);
   assert.equal(e.code, "InvalidCommand");
   assert.equal(e.message, "InvalidCommand: command.crate is not an option (known: aggregate, action, method, path, body, " +
-    "intentKey, waitStage, waitContext, waitProcessor, waitFunction, waitTailStage, expectedVersion, timeoutMs, waitTimeoutMs, " +
+    "intentKey, scope, waitStage, waitContext, waitProcessor, waitFunction, waitTailStage, expectedVersion, timeoutMs, waitTimeoutMs, " +
     "headers, create, idInPath)");
   const nested = await client.send({ ...create(unique("typo")), aggregate: { resource: "account", aggregateId: "x" } })
     .then(() => assert.fail("sent"), (e) => e);
