@@ -259,10 +259,8 @@ let outOfOrder = 0, scopedAppended = 0;
 for (const scope of new Set(records.map((r) => r.scope).filter(Boolean))) {
   const placed = records.filter((r) => r.scope === scope).sort((a, b) => a.scopeSeq - b.scopeSeq);
   const aggregateId = placed[0].aggregate.aggregateId;
-  const r = await fetch(`${base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: aggregateId }, limit: 1000 }) });
-  const version = new Map((await r.json()).map((s) => [s.requestId, s.version]));
-  const inHistory = placed.filter((r) => version.has(r.requestId)).map((r) => version.get(r.requestId));
+  const order = new Map((await gateway.history("account", aggregateId)).map((requestId, i) => [requestId, i]));
+  const inHistory = placed.filter((r) => order.has(r.requestId)).map((r) => order.get(r.requestId));
   scopedAppended += inHistory.length;
   for (let i = 1; i < inHistory.length; i++) if (inHistory[i] < inHistory[i - 1]) outOfOrder++;
 }

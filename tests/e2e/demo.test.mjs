@@ -186,9 +186,7 @@ test("two locks in one scope with the first answer dropped: the second waits, qu
   await page.waitForFunction(() => /queued → sending/.test(document.querySelector(".card [data-testid=states]")?.textContent ?? ""),
     null, { timeout: 10_000 });
   const ids = await Promise.all([first, second].map((c) => c.getAttribute("data-request-id")));
-  const r = await fetch(`${env.gateway.base}/account/event/list`, { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: account }, limit: 1000 }) });
-  const history = (await r.json()).sort((a, b) => a.version - b.version).map((s) => s.requestId);
+  const history = await env.gateway.history("account", account);
   assert.deepEqual(history.slice(1), ids, "in the order written, each once");
   await page.screenshot({ path: join(artifacts, "scope.png"), fullPage: true });
   await context.close();

@@ -17,6 +17,16 @@ export async function storedCount(base, resource, aggregateId, requestId) {
   return r.json();
 }
 
+/** The requestIds of an aggregate's streams in history, in version order (the query API). */
+export async function historyOf(base, resource, aggregateId) {
+  const r = await fetch(`${base}/${resource}/event/list`, {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: aggregateId }, limit: 1000 }),
+  });
+  if (!r.ok) throw new Error(`list failed: ${r.status}`);
+  return (await r.json()).sort((a, b) => a.version - b.version).map((s) => s.requestId);
+}
+
 /** Opens an account with `balance` on the gateway at `base`; resolves to its id, `prefix-` and eight random characters. */
 export async function createAccount(base, prefix = "acct", balance = 1_000_000) {
   const id = `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
@@ -64,6 +74,7 @@ export async function startGateway({ db, port = 0, www = false, pkg, seed, profi
   return {
     base, db, child, faults, idle,
     stored: (resource, aggregateId, requestId) => storedCount(base, resource, aggregateId, requestId),
+    history: (resource, aggregateId) => historyOf(base, resource, aggregateId),
     stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGKILL"); }),
   };
 }
