@@ -878,6 +878,14 @@ async fn drive_in_turn(
     let id = record.intent_id.clone();
     client.waited_here.borrow_mut().push(id.clone());
     let heard = crate::web::channel::Watch::open(client.journal.namespace());
+    if let (Some(watch), IntentState::Queued) = (watch, record.state) {
+        // An abort while it waits says what was written: its ids, nothing sent.
+        let _ = js_sys::Reflect::set(
+            watch,
+            &"outcome".into(),
+            &to_js(&Outcome::from_record(&record)),
+        );
+    }
     let mut record = record;
     let waited = loop {
         if record.state != IntentState::Queued {
@@ -890,13 +898,6 @@ async fn drive_in_turn(
             // sends nothing.
             Err(_) => break Some(record.clone()),
         };
-        if let Some(watch) = watch {
-            let _ = js_sys::Reflect::set(
-                watch,
-                &"outcome".into(),
-                &to_js(&Outcome::from_record(&record)),
-            );
-        }
         let drivable = matches!(
             ahead.state,
             IntentState::Pending
@@ -909,10 +910,7 @@ async fn drive_in_turn(
             let _ = resume_one(client, ahead.intent_id.clone(), true, 0).await;
         }
         let left = until - time::now();
-        let aborted = watch.is_some_and(|w| {
-            crate::web::safe_read::get(w, "abortedAt").is_some_and(|at| !at.is_undefined())
-        });
-        if left <= 0 || aborted {
+        if left <= 0 || crate::web::driver::caller_left(watch) {
             break Some(record.clone());
         }
         // Woken by the one just before it (or by its own withdrawal): a

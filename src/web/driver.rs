@@ -381,12 +381,15 @@ impl Locking {
 }
 
 /// Whether the caller's signal aborted (`watch.abortedAt`, set by
-/// `support.js`): the journal records it as what ended the caller's wait.
+/// `support.js`).
+pub fn caller_left(watch: Option<&JsValue>) -> bool {
+    watch
+        .is_some_and(|w| super::safe_read::get(w, "abortedAt").is_some_and(|at| !at.is_undefined()))
+}
+
+/// The journal records the caller's abort as what ended its wait.
 fn note_caller_left(machine: &mut IntentMachine, watch: Option<&JsValue>) {
-    let left = watch.is_some_and(|w| {
-        super::safe_read::get(w, "abortedAt").is_some_and(|at| !at.is_undefined())
-    });
-    if left {
+    if caller_left(watch) {
         machine.caller_left();
     }
 }
