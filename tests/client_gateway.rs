@@ -836,6 +836,20 @@ async fn a_queued_intent_is_withdrawn_and_never_sent_and_an_attempted_one_is_ref
     let held = history(&id).await;
     assert_eq!(held.len(), 2, "{held:?}");
     assert_eq!(held[1], r["requestId"].as_str().unwrap());
+    // Nor did any request carrying a withdrawn intent's requestId reach
+    // the gateway, refused or not; the one sent did, once.
+    for o in [&withdrawn, &e] {
+        let request_id = o["requestId"].as_str().unwrap();
+        assert_eq!(arrived(request_id).await, 0, "withdrawn {request_id}");
+    }
+    let listed = rust(&settle(c.intents()).await.unwrap());
+    for record in listed.as_array().unwrap() {
+        if record["state"] == "withdrawn" {
+            let request_id = record["requestId"].as_str().unwrap();
+            assert_eq!(arrived(request_id).await, 0, "withdrawn {record}");
+        }
+    }
+    assert_eq!(arrived(r["requestId"].as_str().unwrap()).await, 1);
     let head_now = rust(&settle(c.intent(JsValue::from_str(&head))).await.unwrap());
     assert_eq!(head_now["state"], "succeeded");
 }

@@ -40,6 +40,12 @@ export async function firedFor(base, aggregateId) {
   return report.fired.filter((f) => f.aggregateId === aggregateId).map((f) => f.fault);
 }
 
+/** How many requests with `Command-Request-Id: requestId` reached the gateway (its arrivals log, kept before any routing or fault). */
+export async function arrivedWith(base, requestId) {
+  const r = await fetch(`${base}/__gateway/arrivals?requestId=${encodeURIComponent(requestId)}`);
+  return (await r.json()).arrivals.length;
+}
+
 export function errorOf(e) {
   return { isCommandError: e && e.name === "CommandError", code: e && e.code, outcome: e && e.outcome,
            appended: e && e.appended, stage: e && e.stage, bindingErrors: e && e.bindingErrors,

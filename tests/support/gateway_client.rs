@@ -27,6 +27,8 @@ extern "C" {
     pub fn event_recorder() -> JsValue;
     #[wasm_bindgen(js_name = firedFor)]
     pub fn fired_for(base: &str, aggregate_id: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = arrivedWith)]
+    pub fn arrived_with(base: &str, request_id: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = errorOf)]
     pub fn error_of(e: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = sleep)]
@@ -108,6 +110,16 @@ pub async fn history(id: &str) -> Vec<String> {
         .await
         .unwrap();
     serde_json::from_value(rust(&v)).unwrap()
+}
+
+/// How many requests carrying `request_id` reached the gateway at all
+/// (refused, dropped or processed): what a recording proxy would count.
+pub async fn arrived(request_id: &str) -> usize {
+    JsFuture::from(arrived_with(base(), request_id))
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap() as usize
 }
 
 pub async fn fired(id: &str) -> Vec<String> {

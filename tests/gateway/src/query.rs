@@ -97,6 +97,33 @@ pub fn pinned_ids(c: &Value) -> Option<Vec<String>> {
     }
 }
 
+/// A query's `projection` applied to one result: with `include`, only the
+/// fields it names (their first path segment); then without those
+/// `exclude` names. Wow passes it to the store (Mongo's projection); a
+/// client asks for the few fields it reads, so no event bodies travel.
+pub fn project(doc: Value, projection: &Value) -> Value {
+    let names = |k: &str| -> Vec<String> {
+        projection[k]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(|f| f.split('.').next().unwrap_or(f).to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (include, exclude) = (names("include"), names("exclude"));
+    let Value::Object(mut fields) = doc else {
+        return doc;
+    };
+    if !include.is_empty() {
+        fields.retain(|k, _| include.iter().any(|i| i == k));
+    }
+    fields.retain(|k, _| !exclude.iter().any(|e| e == k));
+    Value::Object(fields)
+}
+
 /// The values at a dotted field path; arrays on the way fan out (Mongo-like).
 fn values<'a>(doc: &'a Value, path: &str) -> Vec<&'a Value> {
     let mut current = vec![doc];
@@ -171,6 +198,26 @@ mod tests {
         json!({"id": "s1", "aggregateId": "a1", "tenantId": "(0)", "ownerId": "", "requestId": "r1",
                "version": 3, "header": {"upstream_name": "prepare"},
                "body": [{"name": "amount_locked"}, {"name": "prepared"}]})
+    }
+
+    #[test]
+    fn a_projection_keeps_the_fields_it_includes_and_drops_those_it_excludes() {
+        let only = project(
+            doc(),
+            &json!({"include": ["aggregateId", "requestId", "version", "header.upstream_name"]}),
+        );
+        assert_eq!(
+            only,
+            json!({"aggregateId": "a1", "requestId": "r1", "version": 3, "header": {"upstream_name": "prepare"}})
+        );
+        let without = project(doc(), &json!({"exclude": ["body", "header"]}));
+        assert!(without.get("body").is_none() && without.get("header").is_none());
+        assert_eq!(without["requestId"], "r1");
+        assert_eq!(
+            project(doc(), &Value::Null),
+            doc(),
+            "no projection: the whole stream"
+        );
     }
 
     #[test]

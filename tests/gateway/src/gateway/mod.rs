@@ -98,6 +98,30 @@ pub struct App {
     /// version). Streams never change once appended, so it is never stale,
     /// only behind.
     folded: Mutex<Folded>,
+    /// Every request as it arrived, before routing or any fault: what a
+    /// recording proxy in front of the gateway would have seen.
+    arrivals: Mutex<Arrivals>,
+}
+
+/// The requests that arrived, oldest first (the newest [`ARRIVALS_KEPT`]).
+#[derive(Default)]
+struct Arrivals {
+    /// The sequence number of the first entry kept.
+    first: u64,
+    entries: std::collections::VecDeque<Arrival>,
+}
+
+/// How many arrivals are kept: far more than a test sends, bounded for a soak.
+const ARRIVALS_KEPT: usize = 200_000;
+
+/// One request as it arrived.
+struct Arrival {
+    method: String,
+    path: String,
+    /// Its `Command-Request-Id` header.
+    request_id: Option<String>,
+    /// An event query's body, as sent.
+    body: Option<String>,
 }
 
 /// Counts one message as being processed while it lives.
@@ -171,7 +195,63 @@ impl App {
             settings,
             lagging: Mutex::new(HashMap::new()),
             folded: Mutex::new(HashMap::new()),
+            arrivals: Mutex::default(),
         })
+    }
+
+    /// Records a request as it arrived.
+    fn arrived(&self, method: &str, path: &str, request_id: Option<&str>, body: Option<&[u8]>) {
+        let mut log = self.arrivals.lock().unwrap();
+        if log.entries.len() == ARRIVALS_KEPT {
+            log.entries.pop_front();
+            log.first += 1;
+        }
+        log.entries.push_back(Arrival {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            request_id: request_id.map(str::to_owned),
+            body: body.map(|b| String::from_utf8_lossy(b).into_owned()),
+        });
+    }
+
+    /// `GET /__gateway/arrivals`: the requests from sequence number `since`
+    /// on whose `Command-Request-Id` is `requestId` and whose path or
+    /// query body contains `contains` (each filter when given), and the
+    /// sequence number the next look starts from.
+    fn arrivals_report(&self, query: &str) -> Value {
+        let mut since = 0u64;
+        let (mut request_id, mut contains) = (None, None);
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = routes::percent_decode(&v.replace('+', " "));
+            match k {
+                "since" => since = v.parse().unwrap_or(0),
+                "requestId" => request_id = Some(v),
+                "contains" => contains = Some(v),
+                _ => {}
+            }
+        }
+        let log = self.arrivals.lock().unwrap();
+        let next = log.first + log.entries.len() as u64;
+        let found: Vec<Value> = log
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (log.first + i as u64, a))
+            .filter(|(seq, _)| *seq >= since)
+            .filter(|(_, a)| {
+                request_id
+                    .as_deref()
+                    .is_none_or(|r| a.request_id.as_deref() == Some(r))
+            })
+            .filter(|(_, a)| {
+                contains.as_deref().is_none_or(|c| {
+                    a.path.contains(c) || a.body.as_deref().is_some_and(|b| b.contains(c))
+                })
+            })
+            .map(|(seq, a)| json!({"seq": seq, "method": a.method, "path": a.path, "requestId": a.request_id}))
+            .collect();
+        json!({"next": next, "arrivals": found})
     }
 
     fn next_id(&self) -> String {

@@ -37,13 +37,14 @@ impl App {
         req: Request<Incoming>,
     ) -> Response<Body> {
         let path = req.uri().path().to_owned();
+        let tenant_header = header(&req, names::TENANT_ID).map(str::to_owned);
+        let owner_header = header(&req, names::OWNER_ID).map(str::to_owned);
+        let bytes = read_body(req).await;
+        self.arrived("POST", &path, None, Some(&bytes));
         self.hold_if_hung("POST", &path).await;
         if self.query_fault("POST", &path) {
             return http::unavailable();
         }
-        let tenant_header = header(&req, names::TENANT_ID).map(str::to_owned);
-        let owner_header = header(&req, names::OWNER_ID).map(str::to_owned);
-        let bytes = read_body(req).await;
         let body: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => return illegal(&format!("Invalid query body: {e}")),
@@ -98,6 +99,7 @@ impl App {
             .filter(|doc| tenant.as_deref().is_none_or(|t| doc["tenantId"] == t))
             .filter(|doc| owner.as_deref().is_none_or(|o| doc["ownerId"] == o))
             .filter(|doc| query::eval(&condition, doc))
+            .map(|doc| query::project(doc, &body["projection"]))
             .collect();
         match (op, page) {
             ("count", _) => http::json(200, "Ok", &matched.len()),

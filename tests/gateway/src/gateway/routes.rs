@@ -90,6 +90,20 @@ impl App {
                 .expect("valid");
             return Ok(http::cors(resp, preflight.as_deref()));
         }
+        let path = req.uri().path();
+        // An event query is recorded with its body, once it is read.
+        let event_query = req.method() == Method::POST
+            && ["/event/list", "/event/count", "/event/paged"]
+                .iter()
+                .any(|q| path.ends_with(q));
+        if !path.starts_with("/__gateway/") && !event_query {
+            self.arrived(
+                req.method().as_str(),
+                path,
+                header(&req, names::REQUEST_ID),
+                None,
+            );
+        }
         let resp = self.route(req).await?;
         Ok(http::cors(resp, None))
     }
@@ -143,6 +157,10 @@ impl App {
     pub(super) async fn control(&self, what: &str, req: Request<Incoming>) -> Response<Body> {
         match (req.method().clone(), what) {
             (Method::GET, "health") => http::json(200, "Ok", &json!({"status": "UP"})),
+            (Method::GET, "arrivals") => {
+                let query = req.uri().query().unwrap_or("");
+                http::json(200, "Ok", &self.arrivals_report(query))
+            }
             (Method::GET, "faults") => {
                 let mut report = self.faults.report();
                 report["processing"] = json!(self.processing.load(Ordering::SeqCst));
