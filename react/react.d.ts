@@ -37,7 +37,11 @@ export interface UseCommand {
   send(command: Command, options?: CallOptions): Promise<Outcome>;
   /** Stops following the intent and returns to "idle"; the intent itself is not withdrawn. */
   reset(): void;
-  /** pending → sending → unknown → succeeded / rejected / conflict / escalated, as the journal says, also after `send` returned. */
+  /**
+   * pending → sending → unknown → succeeded / rejected / conflict / escalated, as the journal says, also after
+   * `send` returned; a scoped intent is `queued` first while an earlier one of its scope is unsettled, and
+   * `withdrawn` if `client.withdraw` ended it before it was sent.
+   */
   state: CommandState;
   intentId: string | null;
   /** What the last `send` resolved to. */

@@ -72,13 +72,13 @@ export function useWowClient() {
 }
 
 const IDLE = { state: "idle", intentId: null, outcome: null, error: null, event: null };
-const SETTLED = ["succeeded", "rejected", "conflict", "escalated"];
+const SETTLED = ["succeeded", "rejected", "conflict", "escalated", "withdrawn"];
 
 /**
  * One intent at a time: `send(command, options?)` resolves to the Outcome
  * (as `client.send`), and `state` follows the intent's journal record,
- * pending → sending → unknown → succeeded / rejected / conflict / escalated,
- * also after the call has returned (another tab, the Service Worker or
+ * (queued →) pending → sending → unknown → succeeded / rejected / conflict /
+ * escalated (or withdrawn, never sent), also after the call has returned (another tab, the Service Worker or
  * `resume()` may finish it). A new `send` starts following the new intent;
  * unmounting stops following and never withdraws the intent.
  */

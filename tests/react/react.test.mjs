@@ -177,6 +177,43 @@ test("a journal of 10,000 intents: a new command costs a few journal reads, not 
   await context.close();
 });
 
+test("a scope: the second command shows queued until the first is done, a third is withdrawn and shows it; history holds them in order, the withdrawn one never", async () => {
+  const context = await browser.newContext();
+  const owner = unique("scoped");
+  // The first command is held 2.5 s at the gateway: the others queue behind it.
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: owner }, fault: "delay", delayMs: 2_500, times: 1 }] });
+  const page = await open(context, `owner=${owner}&scoped=3`);
+  await page.click("#add-1");
+  await reaches(page, "#scoped-1", "sending");
+  await page.click("#add-2");
+  await reaches(page, "#scoped-2", "queued");
+  await page.click("#add-3");
+  await reaches(page, "#scoped-3", "queued");
+  await page.click("#withdraw-3");
+  await reaches(page, "#scoped-3", "withdrawn").catch(async (e) => {
+    throw new Error(`${e.message}: ${await data(page, "#scoped-3", "seen")} ${await data(page, "#scoped-3", "error")}`);
+  });
+  await reaches(page, "#scoped-1", "succeeded");
+  await reaches(page, "#scoped-2", "succeeded");
+  const second = await seen(page, "#scoped-2");
+  assert.ok(second.indexOf("queued") >= 0 && second.indexOf("queued") < second.indexOf("succeeded"),
+    `queued, then succeeded: ${second}`);
+  assert.equal(second.at(-1), "succeeded");
+  const third = await seen(page, "#scoped-3");
+  assert.equal(third.at(-1), "withdrawn", `the journal's word stays: ${third}`);
+  assert.ok(!third.includes("sending"), `never sent: ${third}`);
+  assert.equal(await data(page, "#scoped-3", "error"), "Withdrawn");
+  await gateway.idle();
+  const records = JSON.parse(await data(page, "#outbox", "records"));
+  const requestOf = (n) => page.$eval(`#scoped-${n}`, (el) => el.dataset.intent)
+    .then((id) => records.find((r) => r.intentId === id).requestId);
+  const [first, next, withdrawn] = [await requestOf(1), await requestOf(2), await requestOf(3)];
+  const held = await gateway.history("cart", owner);
+  assert.deepEqual(held, [first, next], "in the order written, each once; the withdrawn one never");
+  assert.equal(held.includes(withdrawn), false);
+  await context.close();
+});
+
 test("server rendering: the entry imports and renders in Node.js without a window, nothing connects", async () => {
   const { createElement: h } = await import("react");
   const { renderToString } = await import("react-dom/server");

@@ -70,6 +70,24 @@ function Sender() {
   );
 }
 
+/** `?scoped=N`: N senders of one cart's scope, each adding its own product, and a withdraw button each. */
+function ScopedSender({ n }) {
+  const { send, state, intentId, error } = useCommand();
+  const { client } = useWowClient();
+  const seen = useSeen(state);
+  const scope = `cart:${owner}`;
+  return (
+    <section id={`scoped-${n}`} data-state={state} data-seen={seen} data-intent={intentId ?? ""}
+      data-error={error?.code ?? ""}>
+      <button id={`add-${n}`} onClick={() => send(addCartItem({ ownerId: owner }, { productId: `p-${n}`, quantity: 1 }, { scope })).catch(() => {})}>
+        Add product {n}
+      </button>
+      <button id={`withdraw-${n}`} onClick={() => client.withdraw(intentId).catch(() => {})}>Withdraw</button>
+      <output>{state}</output>
+    </section>
+  );
+}
+
 function Outbox() {
   const all = useIntents();
   const open = useIntents({ states: ["pending", "sending", "unknown", "escalated"] });
@@ -118,6 +136,7 @@ function App() {
       <button id="hide" onClick={() => setShowSender(false)}>Hide the sender</button>
       {intent && <Watched intent={intent} />}
       {params.get("switch") && <Switcher keys={params.get("switch").split(",")} />}
+      {Array.from({ length: Number(params.get("scoped") ?? 0) }, (_, n) => <ScopedSender key={n} n={n + 1} />)}
       <Outbox />
     </WowProvider>
   );
