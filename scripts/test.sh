@@ -104,7 +104,10 @@ suite cross-build    scripts/cross-build.sh
 suite generator      node --test tests/generator/ tests/package/
 suite fidelity       node tests/gateway/fidelity/run.mjs --examples 5
 suite fuzz-boundary  node --test tests/fuzz/
-suite chaos          node tests/chaos/chaos.mjs --intents 150 --seed 1 --kills 1 --reloads 1
+# The chaos set test in each engine: kills, reloads, two tabs, scopes, offline.
+for engine in chromium firefox webkit; do
+  suite "chaos-$engine" node tests/chaos/chaos.mjs --intents 150 --seed 1 --kills 1 --reloads 1 --engine "$engine"
+done
 
 printf '\n=== summary\n'
 printf '%s\n' "${summary[@]}"

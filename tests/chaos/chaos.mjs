@@ -1,22 +1,29 @@
 // A Jepsen-style set test: many business intents through the SDK in real
-// Chromium pages, against the test gateway in seeded random fault mode, with
-// page reloads, two pages sharing one storage, kill -9 of the gateway,
-// callers that abort their wait, and periods offline. Then every page
-// resumes until quiet, and a checker reads the history (the gateway's query
-// API and, independently, its SQLite file).
+// browser pages (Chromium, Firefox or WebKit: `--engine`), against the test
+// gateway in seeded random fault mode, with page reloads, two pages sharing
+// one storage, kill -9 of the gateway, callers that abort their wait, and
+// periods offline. Then every page resumes until quiet, and a checker reads
+// the history (the gateway's query API and, independently, its SQLite file).
+//
+// The pages reach the gateway through a link that can be cut
+// (tests/support/link.mjs). An offline period takes the pages offline as the
+// browser would where the engine's driver can (Chromium, Firefox), and cuts
+// the link where it cannot (WebKit): the browser then still believes it is
+// online while every request fails.
 //
 // Some updates are scoped (`scope: "account:<id>"`): per account, the scoped
 // intents' streams in history must come in the order their records were
 // first written (their places, `scopeSeq`).
 //
-//   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--kills 2] [--reloads 4]
-//     [--aborts 0.1] [--offline 2] [--scoped 0.3] [--out FILE]
+//   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--engine chromium|firefox|webkit]
+//     [--kills 2] [--reloads 4] [--aborts 0.1] [--offline 2] [--scoped 0.3] [--out FILE]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium } from "../support/browser.mjs";
+import { launch } from "../support/engines.mjs";
 import { startGateway } from "../support/gateway.mjs";
+import { cuttableLink } from "../support/link.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc, []));
@@ -29,6 +36,7 @@ const ABORTS = Number(args.aborts ?? 0.1);
 const OFFLINE = Number(args.offline ?? 2);
 // The share of updates sent in their account's scope.
 const SCOPED = Number(args.scoped ?? 0.3);
+const ENGINE = args.engine ?? "chromium";
 const dbDir = mkdtempSync(join(tmpdir(), "wow-chaos-"));
 const db = join(dbDir, "events.sqlite");
 
@@ -83,13 +91,15 @@ async function killGateway() {
 }
 
 await start();
-const browser = await launchChromium();
+const link = await cuttableLink(Number(new URL(base).port));
+const browser = await launch(ENGINE);
 const context = await browser.newContext();
 const ns = `chaos-${SEED}`;
+const isReady = () => document.body?.dataset.ready === "true";
 async function openPage() {
   const page = await context.newPage();
-  await page.goto(`${base}/?ns=${ns}&noresume&noworker&timeout=1500`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  await page.goto(`${link.base}/?ns=${ns}&noresume&noworker&timeout=1500`);
+  if (!(await page.waitFor(isReady, null, 30_000))) throw new Error(`the demo did not load in ${ENGINE}`);
   return page;
 }
 const pages = [await openPage(), await openPage()];
@@ -97,12 +107,40 @@ const pages = [await openPage(), await openPage()];
 /// A page that is loaded and ready (a reload can meet a gateway kill and fail).
 async function ensureReady(page) {
   for (let tries = 0; tries < 5; tries++) {
-    const ready = await page.waitForSelector("body[data-ready=true]", { timeout: tries === 0 ? 5_000 : 30_000 })
-      .then(() => true, () => false);
+    const ready = await page.waitFor(isReady, null, tries === 0 ? 5_000 : 30_000).catch(() => false);
     if (ready) return;
     await page.reload().catch(() => {});
   }
   throw new Error("a page did not come back");
+}
+
+/**
+ * One caller's call in `page`: started there, then watched until it ends.
+ * The wait lives in the page, not in a script the driver waits on (WebKit's
+ * driver runs one command at a time per browser, so a blocking call would
+ * make the lanes take turns). Resolves to the outcome (`aborted` set when
+ * the caller gave up its wait), or null when the call threw or a reload
+ * interrupted it.
+ */
+let calls = 0;
+async function call(page, { command, stream, abortAfterMs }) {
+  const key = `call-${calls++}`;
+  const started = await page.evaluate(({ key, command, stream, abortAfterMs }) => {
+    const c = window.demo.client;
+    const ended = (window.chaosCalls ??= {});
+    // A caller that gives up waiting: the intent goes on without it.
+    const ac = abortAfterMs === null ? null : new AbortController();
+    if (ac) setTimeout(() => ac.abort(), abortAfterMs);
+    const options = ac ? { signal: ac.signal } : undefined;
+    (stream ? c.sendAndWaitStream(command, options).outcome : c.send(command, options)).then(
+      (outcome) => { ended[key] = { outcome }; },
+      (e) => { ended[key] = e.code === "Aborted" ? { outcome: { ...e.detail, aborted: true } } : { threw: String(e) }; });
+    return true;
+  }, { key, command, stream, abortAfterMs }).catch(() => false);
+  if (!started) return null;
+  const ended = await page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { reloaded: true }),
+    key, 120_000).catch(() => null);
+  return ended?.outcome ?? null;
 }
 
 // Accounts to update, created before the faults start.
@@ -143,9 +181,9 @@ async function goOffline(ms) {
   offlinePeriods++;
   let back;
   online = new Promise((r) => { back = r; });
-  await context.setOffline(true);
+  if (context.setOffline) await context.setOffline(true); else link.cut(true);
   await new Promise((r) => setTimeout(r, ms));
-  await context.setOffline(false);
+  if (context.setOffline) await context.setOffline(false); else link.cut(false);
   back();
 }
 const started = new Set();
@@ -168,19 +206,7 @@ async function worker(p) {
     started.add(ops[i].op);
     let outcome = null;
     for (let tries = 0; tries < 5 && !outcome; tries++) {
-      outcome = await pages[p].evaluate(async ({ command, stream, abortAfterMs }) => {
-        const c = window.demo.client;
-        // A caller that gives up waiting: the intent goes on without it.
-        const ac = abortAfterMs === null ? null : new AbortController();
-        if (ac) setTimeout(() => ac.abort(), abortAfterMs);
-        const options = ac ? { signal: ac.signal } : undefined;
-        try {
-          return stream ? await c.sendAndWaitStream(command, options).outcome : await c.send(command, options);
-        } catch (e) {
-          if (e.code === "Aborted") return { ...e.detail, aborted: true };
-          throw e;
-        }
-      }, { command, stream, abortAfterMs }).catch(() => null /* a reload interrupted this call */);
+      outcome = await call(pages[p], { command, stream, abortAfterMs });
       if (outcome?.aborted) {
         aborted++;
         if (outcome.appended === false) abortedBeforeSend++;
@@ -265,7 +291,7 @@ for (const scope of new Set(records.map((r) => r.scope).filter(Boolean))) {
   for (let i = 1; i < inHistory.length; i++) if (inHistory[i] < inHistory[i - 1]) outOfOrder++;
 }
 const report = {
-  intents: N, seed: SEED, succeeded: states.succeeded ?? 0, rejected: states.rejected ?? 0,
+  engine: ENGINE, intents: N, seed: SEED, succeeded: states.succeeded ?? 0, rejected: states.rejected ?? 0,
   conflict: states.conflict ?? 0, escalated: states.escalated ?? 0, duplicates, sqliteDuplicates, lost, forgotten, phantom,
   requestIdsPerIntentViolations: multiRequestIds, unresolved: unresolved.length, scopedAppended, outOfOrder,
   unresolvedList: unresolved.map((r) => ({ requestId: r.requestId, state: r.state, reason: r.reason })),
@@ -275,9 +301,11 @@ const report = {
   abortedWaits: aborted, abortedBeforeSend, offlinePeriods,
 };
 await browser.close();
+await link.close();
 await gateway.stop();
 
 const rows = [
+  ["engine", `${ENGINE} (offline: ${context.setOffline ? "the browser's own" : "the link cut"})`],
   ["intents", report.intents], ["succeeded", report.succeeded], ["rejected", report.rejected],
   ["conflict", report.conflict], ["escalated", report.escalated],
   ["duplicates (must be 0)", `${report.duplicates} (query API), ${report.sqliteDuplicates} (SQLite file)`],

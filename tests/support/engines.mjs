@@ -5,8 +5,12 @@
 // on an Xvfb display). A browser offers `newContext()` (pages that share
 // storage, Web Locks and BroadcastChannel, like tabs of one profile),
 // `newPage()` (a page in a context of its own) and `close()`; a page
-// `goto(url)`, `evaluate(fn, arg)` (an async function run in the page, its
-// JSON result returned), `waitFor(fn, arg, timeoutMs)` and `close()`.
+// `goto(url)`, `reload()`, `evaluate(fn, arg)` (an async function run in the
+// page, its JSON result returned), `waitFor(fn, arg, timeoutMs)` and
+// `close()`. A context's `setOffline(offline)` takes its pages off the
+// network as the browser itself would (`navigator.onLine` false, fetch
+// failing at once), where the engine's driver can: it is null where not
+// (WebKitWebDriver has no such command).
 // `ready(t, engine)` starts a test in an engine: where the engine is missing
 // the test is reported skipped, naming what is missing, and under CI=true it
 // fails instead.
@@ -96,18 +100,27 @@ const withOwnContexts = (browser) => ({
  * The interface over a browser context of playwright-core (Chromium) or
  * puppeteer-core (Firefox): both name these calls alike.
  */
-const driven = (context) => ({
-  async newPage() {
-    const page = await context.newPage();
-    return {
-      goto: (url) => page.goto(url),
-      evaluate: (fn, arg) => page.evaluate(fn, arg),
-      waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
-      close: () => page.close(),
-    };
-  },
-  close: () => context.close(),
-});
+const driven = (context) => {
+  const pages = new Set();
+  return {
+    async newPage() {
+      const page = await context.newPage();
+      pages.add(page);
+      return {
+        goto: (url) => page.goto(url),
+        reload: () => page.reload(),
+        evaluate: (fn, arg) => page.evaluate(fn, arg),
+        waitFor: (fn, arg, timeoutMs) => poll(() => page.evaluate(fn, arg), timeoutMs),
+        close: () => { pages.delete(page); return page.close(); },
+      };
+    },
+    // playwright-core offline-emulates a whole context; puppeteer-core a page
+    // (over WebDriver BiDi, emulation.setNetworkConditions).
+    setOffline: context.setOffline ? (offline) => context.setOffline(offline)
+      : (offline) => Promise.all([...pages].map((p) => p.setOfflineMode(offline))),
+    close: () => context.close(),
+  };
+};
 
 async function chromium() {
   const browser = await launchChromium();
@@ -233,11 +246,13 @@ async function webkit() {
           };
           return {
             goto: (url) => inWindow(handle, () => driver.get(url)),
+            reload: () => inWindow(handle, () => driver.navigate().refresh()),
             evaluate,
             waitFor: (fn, arg, timeoutMs) => poll(() => evaluate(fn, arg).catch(() => null), timeoutMs),
             close: () => inWindow(handle, () => driver.close()).catch(() => {}),
           };
         },
+        setOffline: null,
         async close() {
           drivers.delete(driver);
           await driver.quit().catch(() => {});
