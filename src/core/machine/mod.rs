@@ -2,12 +2,16 @@
 //! retry with the same requestId, or stay unknown and escalate.
 
 pub mod backoff;
+pub mod history;
 pub mod intent_machine;
 pub mod outcome;
 
 pub use backoff::{backoff_ms, Jitter};
+pub use history::{Availability, Found, GateConfig, HistoryGate, Look, LookAnswer, Ticket};
 pub use intent_machine::{Action, ConfirmAnswer, IntentMachine, MachineConfig, TransportError};
 pub use outcome::{Outcome, Status};
 
+#[cfg(test)]
+mod history_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,452 @@
+//! Confirmation at scale: every intent of a namespace that needs history's
+//! word asks this gate, not history itself. Questions asked at the same
+//! moment go out together, one query per route; while history is down a
+//! single probe, with jittered exponential backoff to a cap, decides when it
+//! is back, and every question waits for its next look instead of each
+//! polling. A failed look is every waiting question's failed try: n
+//! intents cost one query a look, however large n is.
+//!
+//! Sans-IO like [`IntentMachine`](super::IntentMachine): time comes in as
+//! `now`, looks go out as values.
+//!
+//! # Call order
+//!
+//! ```text
+//! let mut gate = HistoryGate::new(GateConfig::default(), seed);
+//! let ticket = gate.ask(now, query, need_facts, not_before);
+//! loop {
+//!     while let Some(look) = gate.poll_look(now) { /* ask history */ }
+//!     //   its answer           → handle_look(now, look.id, answer)
+//!     //   another tab's look   → heard(availability)
+//!     //   online, visible, resume() → wake(now)
+//!     //   poll_timeout() reached → poll_look again
+//!     while let Some((ticket, answer)) = gate.poll_answer() { /* deliver */ }
+//! }
+//! ```
+//!
+//! The rules of DESIGN §4 do not move: "not appended" is only ever what a
+//! complete answer of history said about that very intent (its aggregate id
+//! *and* its requestId), in a look made after its last attempt was sent;
+//! a stream that names neither is no evidence; a question history could not
+//! answer is told so, and the machine decides (retry the look, or escalate).
+
+use std::collections::VecDeque;
+
+use super::backoff::{backoff_ms, Jitter};
+use super::intent_machine::ConfirmAnswer;
+use crate::core::protocol::ConfirmQuery;
+
+/// The probe's timing and the batch size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateConfig {
+    /// The pause before the first look after a failed one (doubling, equal jitter).
+    pub base_ms: u64,
+    /// The longest pause between looks while history is down: how late,
+    /// at most, a client notices that it is back.
+    pub cap_ms: u64,
+    /// Questions per look: Wow's query guard takes at most 1,000 values in
+    /// an `IN` list and a limit of at most 1,000. A confirmer that takes one
+    /// question at a time has 1.
+    pub batch: usize,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        GateConfig {
+            base_ms: 1_000,
+            cap_ms: 30_000,
+            batch: MAX_BATCH,
+        }
+    }
+}
+
+/// The most questions one look carries (the query guard's limits).
+pub const MAX_BATCH: usize = 1_000;
+
+/// How long a look's answers serve questions asked after it (the intents
+/// a look found, driven right after it): a minute.
+const FRESH_MS: i64 = 60_000;
+
+/// Whether history answers, as this client last learned it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Availability {
+    /// The last look was answered.
+    Up,
+    /// Looks fail: since the first failed one, `failures` in a row; the
+    /// next is due at `next_look_at`.
+    Down {
+        /// When the first failed look ended.
+        since: i64,
+        /// When the next look is due.
+        next_look_at: i64,
+        /// Failed looks in a row.
+        failures: u32,
+    },
+}
+
+/// A question's handle: its answer comes back with it.
+pub type Ticket = u64;
+
+/// One look at history: questions of one route (one event-list path).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Look {
+    /// Its id, for [`HistoryGate::handle_look`].
+    pub id: u64,
+    /// The questions, at most [`GateConfig::batch`], all of one route.
+    pub questions: Vec<ConfirmQuery>,
+    /// With one question: whether its stream's version and commandId are
+    /// wanted (a list query rather than a count). A batch is always a list.
+    pub need_facts: bool,
+}
+
+/// A stream history holds: the fields a look asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// Its aggregate.
+    pub aggregate_id: String,
+    /// Its requestId.
+    pub request_id: String,
+    /// Its version.
+    pub version: Option<i64>,
+    /// Its commandId.
+    pub command_id: Option<String>,
+}
+
+/// What a look learned.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LookAnswer {
+    /// History's own answer: the streams that matched. `complete`: false when
+    /// the answer may have been cut at its limit, so that a question no
+    /// stream answers is not thereby "not appended".
+    Streams {
+        /// The streams found.
+        found: Vec<Found>,
+        /// Whether every match was returned.
+        complete: bool,
+    },
+    /// A confirmer's answer per question, each naming its aggregate id and
+    /// requestId; a question none names was not answered.
+    Each(Vec<(String, String, ConfirmAnswer)>),
+    /// History could not be asked.
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug)]
+struct Question {
+    ticket: Ticket,
+    query: ConfirmQuery,
+    need_facts: bool,
+    route: String,
+    /// Asked on its own: a batch's answer was cut before it.
+    alone: bool,
+    /// The look it is in, while that look runs.
+    look: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+struct Fresh {
+    route: String,
+    aggregate_id: String,
+    request_id: String,
+    answer: ConfirmAnswer,
+    at: i64,
+}
+
+/// The gate of one namespace and confirm source.
+#[derive(Debug)]
+pub struct HistoryGate {
+    config: GateConfig,
+    jitter: Jitter,
+    availability: Availability,
+    questions: Vec<Question>,
+    answers: VecDeque<(Ticket, ConfirmAnswer)>,
+    fresh: Vec<Fresh>,
+    next_ticket: Ticket,
+    next_look: u64,
+    /// Whether this gate looks while history is down (it holds the probe
+    /// across tabs); it always looks while history is up.
+    leads: bool,
+}
+
+impl HistoryGate {
+    /// A gate that believes history is up; `seed` seeds the jitter.
+    pub fn new(config: GateConfig, seed: u64) -> HistoryGate {
+        HistoryGate {
+            config,
+            jitter: Jitter::new(seed),
+            availability: Availability::Up,
+            questions: Vec::new(),
+            answers: VecDeque::new(),
+            fresh: Vec::new(),
+            next_ticket: 1,
+            next_look: 1,
+            leads: true,
+        }
+    }
+
+    /// Whether history answers, as far as this gate knows.
+    pub fn availability(&self) -> Availability {
+        self.availability
+    }
+
+    /// Questions waiting for an answer (in a running look or not).
+    pub fn waiting(&self) -> usize {
+        self.questions.len()
+    }
+
+    /// Asks whether `query`'s intent was appended. `not_before`: when its
+    /// last attempt was sent; a look made before it says nothing about that
+    /// attempt. The answer comes from [`poll_answer`](Self::poll_answer):
+    /// at once when a look made since had it, or when the question cannot
+    /// be asked at all.
+    pub fn ask(
+        &mut self,
+        now: i64,
+        query: ConfirmQuery,
+        need_facts: bool,
+        not_before: i64,
+    ) -> Ticket {
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        let route = match query.route.event_list_path() {
+            Ok(route) => route,
+            Err(e) => {
+                self.answers
+                    .push_back((ticket, ConfirmAnswer::Unavailable(e.message())));
+                return ticket;
+            }
+        };
+        self.fresh.retain(|f| now - f.at < FRESH_MS);
+        let known = self.fresh.iter().position(|f| {
+            f.route == route
+                && f.aggregate_id == query.aggregate_id
+                && f.request_id == query.request_id
+                && f.at >= not_before
+                && (!need_facts || has_facts(&f.answer))
+        });
+        if let Some(i) = known {
+            let fresh = self.fresh.swap_remove(i);
+            self.answers.push_back((ticket, fresh.answer));
+            return ticket;
+        }
+        self.questions.push(Question {
+            ticket,
+            query,
+            need_facts,
+            route,
+            alone: false,
+            look: None,
+        });
+        ticket
+    }
+
+    /// The next answer to deliver.
+    pub fn poll_answer(&mut self) -> Option<(Ticket, ConfirmAnswer)> {
+        self.answers.pop_front()
+    }
+
+    /// The next look to make now, if any. While history is up, one per
+    /// route at a time: questions asked while a look of their route runs go
+    /// together in the next. While it is down, one in all, when it is due,
+    /// and only by the gate that leads.
+    pub fn poll_look(&mut self, now: i64) -> Option<Look> {
+        let qs = &self.questions;
+        let running = |route: Option<&str>| {
+            qs.iter()
+                .any(|q| q.look.is_some() && route.is_none_or(|r| q.route == r))
+        };
+        let first = match self.availability {
+            Availability::Down { next_look_at, .. } => {
+                if !self.leads || now < next_look_at || running(None) {
+                    return None;
+                }
+                qs.iter().position(|q| q.look.is_none())?
+            }
+            Availability::Up => qs
+                .iter()
+                .position(|q| q.look.is_none() && !running(Some(&q.route)))?,
+        };
+        let id = self.next_look;
+        self.next_look += 1;
+        let route = self.questions[first].route.clone();
+        let alone = self.questions[first].alone;
+        let mut questions = Vec::new();
+        let mut need_facts = false;
+        for q in self.questions[first..].iter_mut() {
+            if questions.len() == self.config.batch.max(1) || (alone && !questions.is_empty()) {
+                break;
+            }
+            if q.look.is_none() && q.route == route && q.alone == alone {
+                q.look = Some(id);
+                need_facts |= q.need_facts;
+                questions.push(q.query.clone());
+            }
+        }
+        Some(Look {
+            id,
+            questions,
+            need_facts,
+        })
+    }
+
+    /// When the next look is due while history is down (for the gate that
+    /// leads: the others wait to hear it).
+    pub fn poll_timeout(&self) -> Option<i64> {
+        match self.availability {
+            Availability::Down { next_look_at, .. } if self.leads => Some(next_look_at),
+            _ => None,
+        }
+    }
+
+    /// The answer to look `id`.
+    pub fn handle_look(&mut self, now: i64, id: u64, answer: LookAnswer) {
+        let (mine, rest): (Vec<Question>, Vec<Question>) = std::mem::take(&mut self.questions)
+            .into_iter()
+            .partition(|q| q.look == Some(id));
+        self.questions = rest;
+        let ours =
+            |q: &Question, a: &str, r: &str| q.query.aggregate_id == a && q.query.request_id == r;
+        match answer {
+            LookAnswer::Unavailable(why) => {
+                self.failed(now);
+                for q in mine {
+                    self.answers
+                        .push_back((q.ticket, ConfirmAnswer::Unavailable(why.clone())));
+                }
+                // History is down for every question waiting, not only this look's.
+                self.fail_waiting(&why);
+            }
+            LookAnswer::Streams { found, complete } => {
+                self.availability = Availability::Up;
+                for mut q in mine {
+                    let stream = found
+                        .iter()
+                        .find(|f| ours(&q, &f.aggregate_id, &f.request_id));
+                    let answer = match stream {
+                        Some(f) => ConfirmAnswer::Appended {
+                            version: f.version,
+                            command_id: f.command_id.clone(),
+                        },
+                        None if complete => ConfirmAnswer::NotAppended,
+                        None => {
+                            // The answer may have stopped before it: ask it alone.
+                            q.look = None;
+                            q.alone = true;
+                            self.questions.push(q);
+                            continue;
+                        }
+                    };
+                    self.answered(now, q, answer);
+                }
+            }
+            LookAnswer::Each(each) => {
+                self.availability = Availability::Up;
+                for q in mine {
+                    let answer = each
+                        .iter()
+                        .find(|(a, r, _)| ours(&q, a, r))
+                        .map(|(_, _, answer)| answer.clone())
+                        .unwrap_or_else(|| {
+                            ConfirmAnswer::Unavailable(
+                                "the confirmer's answer did not name this intent".into(),
+                            )
+                        });
+                    self.answered(now, q, answer);
+                }
+            }
+        }
+    }
+
+    /// What another tab or worker's look found (its announcement).
+    pub fn heard(&mut self, availability: Availability) {
+        match availability {
+            Availability::Up => self.availability = Availability::Up,
+            Availability::Down {
+                since,
+                next_look_at,
+                failures,
+            } => {
+                self.availability = match self.availability {
+                    Availability::Down {
+                        since: ours,
+                        failures: f,
+                        ..
+                    } => Availability::Down {
+                        since: since.min(ours),
+                        next_look_at,
+                        failures: failures.max(f),
+                    },
+                    Availability::Up => availability,
+                };
+                self.fail_waiting("history did not answer another tab's look");
+            }
+        }
+    }
+
+    /// Looks at once (the runtime came back online, the page became
+    /// visible, `resume()` or `confirm()` was called).
+    pub fn wake(&mut self, now: i64) {
+        if let Availability::Down { next_look_at, .. } = &mut self.availability {
+            *next_look_at = (*next_look_at).min(now);
+        }
+    }
+
+    /// Whether this gate leads the probe across tabs (holds its lock).
+    pub fn lead(&mut self, leads: bool) {
+        self.leads = leads;
+    }
+
+    fn failed(&mut self, now: i64) {
+        let (since, failures) = match self.availability {
+            Availability::Up => (now, 1),
+            Availability::Down {
+                since, failures, ..
+            } => (since, failures.saturating_add(1)),
+        };
+        let pause = backoff_ms(
+            failures,
+            self.config.base_ms,
+            self.config.cap_ms,
+            self.jitter.sample(),
+        );
+        self.availability = Availability::Down {
+            since,
+            next_look_at: now.saturating_add(pause as i64),
+            failures,
+        };
+    }
+
+    /// Every question not in a running look is told history is down.
+    fn fail_waiting(&mut self, why: &str) {
+        let (waiting, running): (Vec<Question>, Vec<Question>) =
+            std::mem::take(&mut self.questions)
+                .into_iter()
+                .partition(|q| q.look.is_none());
+        self.questions = running;
+        for q in waiting {
+            self.answers
+                .push_back((q.ticket, ConfirmAnswer::Unavailable(why.to_owned())));
+        }
+    }
+
+    fn answered(&mut self, now: i64, q: Question, answer: ConfirmAnswer) {
+        if !matches!(answer, ConfirmAnswer::Unavailable(_)) {
+            self.fresh.push(Fresh {
+                route: q.route.clone(),
+                aggregate_id: q.query.aggregate_id.clone(),
+                request_id: q.query.request_id.clone(),
+                answer: answer.clone(),
+                at: now,
+            });
+        }
+        self.answers.push_back((q.ticket, answer));
+    }
+}
+
+/// Whether an answer carries what a question that needs facts wants.
+fn has_facts(answer: &ConfirmAnswer) -> bool {
+    match answer {
+        ConfirmAnswer::Appended { version, .. } => version.is_some(),
+        _ => true,
+    }
+}
