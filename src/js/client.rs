@@ -15,8 +15,9 @@ use crate::core::machine::{MachineConfig, Outcome, Status};
 use crate::core::protocol::{CommandStage, ErrorCode, ErrorInfo, StreamElement};
 use crate::web::channel::Announcer;
 use crate::web::driver::{busy, Client};
+use crate::web::history::{History, Hooks};
 use crate::web::locks::{scope_lock, try_lock, LockAttempt, PendingLock};
-use crate::web::network::OnlineListener;
+use crate::web::network::WakeListener;
 use crate::web::random::CryptoRandom;
 use crate::web::storage::{indexed_db, AnyStore};
 use crate::web::{object_to_js, time, to_js};
@@ -164,8 +165,9 @@ const MAX_TIMER_MS: u32 = 2_147_483_647;
 pub struct WowClient {
     inner: Rc<Client>,
     defaults: Defaults,
-    /// Resumes what waits when the runtime comes back online.
-    _online: Option<Rc<OnlineListener>>,
+    /// Resumes what waits when the runtime comes back online, and looks at
+    /// history again then and when the page becomes visible.
+    _online: Option<Rc<(WakeListener, WakeListener)>>,
     /// The browser's answer about persistent storage (`persistence`).
     persistence: Rc<RefCell<js_sys::Promise>>,
 }
@@ -299,6 +301,7 @@ impl WowClient {
     ) -> js_sys::Promise {
         let waiting = waiting!(options);
         let inner = self.inner.clone();
+        inner.history.wake();
         ended_by(
             super::promise(async move { resume_all(&inner, false).await }),
             &waiting,
@@ -521,6 +524,15 @@ impl WowClient {
         subscribe_intents(&channel, &listener, &filter.unwrap_or(JsValue::UNDEFINED))
     }
 
+    /// Whether history answers, as this client last learned it: while it
+    /// does not, since when, when the probe looks next and how many looks
+    /// failed in a row; and how many questions wait for it. Read without
+    /// awaiting; `onEvent` tells each change (`historyDown`, `historyBack`).
+    #[wasm_bindgen(getter, unchecked_return_type = "HistoryStatus")]
+    pub fn history(&self) -> JsValue {
+        self.inner.history.status()
+    }
+
     /// The namespace this client's intents live in.
     #[wasm_bindgen(getter)]
     pub fn namespace(&self) -> String {
@@ -578,16 +590,29 @@ impl WowClient {
         let persistence = Rc::new(RefCell::new(indexed_db::persistence(
             parsed.persist_storage == Some(true),
         )));
+        let base_url = parsed.base_url.trim_end_matches('/').to_owned();
+        // One gate per namespace and source of history: a confirmer that
+        // takes one question at a time is asked one at a time.
+        let (source, batch) = match (&parsed.confirm_batch, &parsed.confirm) {
+            (None, None) => (base_url.clone(), crate::core::machine::history::MAX_BATCH),
+            (Some(_), _) => (
+                "confirm".to_owned(),
+                crate::core::machine::history::MAX_BATCH,
+            ),
+            (None, Some(_)) => ("confirm".to_owned(), 1),
+        };
         let client = WowClient {
             inner: Rc::new(Client {
                 journal: Journal::with_float_text(store, &namespace, crate::web::float_text)
                     .with_policy(policy)
                     .with_retention(retention_ms),
-                base_url: parsed.base_url.trim_end_matches('/').to_owned(),
+                base_url,
                 config: config.clone(),
                 legacy_timeout: parsed.legacy_wait_timeout.unwrap_or(false),
                 headers: parsed.headers.clone(),
                 confirmer: parsed.confirm.clone(),
+                confirm_batch: parsed.confirm_batch.clone(),
+                history: History::new(source, batch),
                 announcer: Announcer::open(&namespace),
                 callback_timeout_ms,
                 offline_return: parsed.offline_return,
@@ -620,18 +645,31 @@ impl WowClient {
         };
         // Verify the storage answers now, not at the first send.
         client.inner.journal.list().await.map_err(journal_error)?;
+        let hooks = Hooks {
+            look_for: look_for_escalated,
+            back: resume_escalated,
+        };
+        client.inner.history.attach(&client.inner, hooks);
         // Back online: what waits in the journal is driven again, one driver
-        // per intent across tabs (the Web Lock), as an automatic resume.
+        // per intent across tabs (the Web Lock), as an automatic resume, and
+        // history is looked at again; visible again, history is.
         let weak = Rc::downgrade(&client.inner);
-        let online = OnlineListener::new(move || {
+        let online = WakeListener::new(false, move || {
             if let Some(inner) = weak.upgrade() {
+                inner.history.wake();
                 super::spawn(async move {
                     let _ = resume_all(&inner, true).await;
                 });
             }
         });
+        let weak = Rc::downgrade(&client.inner);
+        let visible = WakeListener::new(true, move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.history.wake();
+            }
+        });
         let client = WowClient {
-            _online: Some(Rc::new(online)),
+            _online: Some(Rc::new((online, visible))),
             ..client
         };
         if parsed.resume == Some(true) {
@@ -671,6 +709,8 @@ impl WowClient {
             max_attempts: 0,
             ..self.defaults.config.clone()
         };
+        // Asked by a person: history is looked at now, not at the probe's next look.
+        self.inner.history.wake();
         let outcome = drive_locked(&self.inner, record, config, &mut |_| {}, watch.as_ref()).await;
         Ok(to_js(&outcome))
     }
@@ -825,7 +865,7 @@ async fn drive_locked(
         let outcome = client
             .drive(record, config, on_element, Some(lock), watch)
             .await;
-        after_drive(client, &outcome, scope, 0);
+        after_drive(client, &outcome, scope);
         return outcome;
     }
     let lock = lock.granted().await.unwrap_or(LockAttempt::Unsupported);
@@ -849,7 +889,7 @@ async fn drive_locked(
         }
         _ => outcome,
     };
-    after_drive(client, &outcome, scope, 0);
+    after_drive(client, &outcome, scope);
     outcome
 }
 
@@ -907,7 +947,7 @@ async fn drive_in_turn(
         );
         if drivable && !client.waited_here.borrow().contains(&ahead.intent_id) {
             // Driven here only when no one holds it; never without Web Locks.
-            let _ = resume_one(client, ahead.intent_id.clone(), true, 0).await;
+            let _ = resume_one(client, ahead.intent_id.clone(), true).await;
         }
         let left = until - time::now();
         if left <= 0 || crate::web::driver::caller_left(watch) {
@@ -942,15 +982,13 @@ async fn drive_in_turn(
     }
 }
 
-/// After a drive: an escalated intent is confirmed again later, and a
+/// After a drive: an escalated intent waits on the history probe, and a
 /// settled one lets the next intent of its scope go.
-fn after_drive(client: &Rc<Client>, outcome: &Outcome, scope: Option<String>, round: u32) {
-    reconfirm_later(client, outcome, round);
-    if matches!(
-        outcome.status,
-        Status::Succeeded | Status::Rejected | Status::Conflict
-    ) {
-        advance_scope(client, scope);
+fn after_drive(client: &Rc<Client>, outcome: &Outcome, scope: Option<String>) {
+    match outcome.status {
+        Status::Escalated => client.history.park(),
+        Status::Succeeded | Status::Rejected | Status::Conflict => advance_scope(client, scope),
+        Status::Unknown => {}
     }
 }
 
@@ -975,32 +1013,36 @@ fn advance_scope(client: &Rc<Client>, scope: Option<String>) {
             .map(|r| r.intent_id.clone());
         if let Some(id) = next {
             if !client.waited_here.borrow().contains(&id) {
-                let _ = resume_one(&client, id, true, 0).await;
+                let _ = resume_one(&client, id, true).await;
             }
         }
     });
 }
 
-/// How many times a client confirms an escalated intent again on its own:
-/// 1–2 s after it escalated, the pause doubling (equal jitter) up to
-/// 2.5–5 minutes, so 15 to 30 minutes in all; then it stays escalated until
-/// `resume()`, the `online` event, the Service Worker or `confirm()`.
-const RECONFIRM_ROUNDS: u32 = 12;
-
-/// Confirms an escalated intent again later, while the client lives: a read
-/// first, so never a resend before history says it was not appended.
-fn reconfirm_later(client: &Rc<Client>, outcome: &Outcome, round: u32) {
-    if outcome.status != Status::Escalated || round >= RECONFIRM_ROUNDS {
-        return;
-    }
-    let jitter = (crate::web::random::random_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let delay = crate::core::machine::backoff_ms(round + 1, 2_000, 300_000, jitter);
-    let (weak, id) = (Rc::downgrade(client), outcome.intent_id.clone());
+/// The history probe's look for what waits on it at rest: the journal's
+/// escalated intents, asked about together.
+fn look_for_escalated(client: Rc<Client>) {
     super::spawn(async move {
-        time::idle(delay as i64).await;
-        if let Some(client) = weak.upgrade() {
-            let _ = resume_one(&client, id, true, round + 1).await;
+        let Ok(records) = client.journal.unresolved().await else {
+            return;
+        };
+        let escalated: Vec<_> = records
+            .iter()
+            .filter(|r| r.state == IntentState::Escalated)
+            .map(IntentRecord::confirm_query)
+            .collect();
+        if !escalated.is_empty() {
+            client.history.park();
         }
+        client.history.note(escalated);
+    });
+}
+
+/// History answers again: what waited on it is driven, confirm first,
+/// each under its lock (the look's answers serve the confirmations).
+fn resume_escalated(client: Rc<Client>) {
+    super::spawn(async move {
+        let _ = resume_all(&client, true).await;
     });
 }
 
@@ -1018,7 +1060,7 @@ async fn resume_all(client: &Rc<Client>, automatic: bool) -> Result<JsValue, JsV
         for record in window {
             let (client, id) = (client.clone(), record.intent_id.clone());
             drives.push(&super::promise(async move {
-                resume_one(&client, id, automatic, 0).await
+                resume_one(&client, id, automatic).await
             }));
         }
         let answers = JsFuture::from(js_sys::Promise::all(&drives)).await?;
@@ -1038,13 +1080,7 @@ async fn resume_all(client: &Rc<Client>, automatic: bool) -> Result<JsValue, JsV
 
 /// Drives one unresolved intent under its lock: its Outcome, its id (a
 /// string) when another tab holds it, or undefined when there was nothing to do.
-/// `round`: how many times it was confirmed again after escalating.
-async fn resume_one(
-    client: &Rc<Client>,
-    id: String,
-    automatic: bool,
-    round: u32,
-) -> Result<JsValue, JsValue> {
+async fn resume_one(client: &Rc<Client>, id: String, automatic: bool) -> Result<JsValue, JsValue> {
     match try_lock(client.journal.namespace(), &id).await {
         Ok(LockAttempt::Busy) => Ok(id.into()),
         // Without Web Locks, only an explicit resume() drives: never race.
@@ -1067,7 +1103,7 @@ async fn resume_one(
             let outcome = client
                 .drive(fresh, client.config.clone(), &mut |_| {}, None, None)
                 .await;
-            after_drive(client, &outcome, scope, round);
+            after_drive(client, &outcome, scope);
             Ok(to_js(&outcome))
         }
     }

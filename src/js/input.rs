@@ -66,6 +66,8 @@ pub struct ConnectInput {
     pub headers: Option<js_sys::Function>,
     /// A caller's own source of history, asked before the gateway's.
     pub confirm: Option<js_sys::Function>,
+    /// The same, asked about many intents at once.
+    pub confirm_batch: Option<js_sys::Function>,
     /// Told once when an intent escalates.
     pub on_escalated: Option<js_sys::Function>,
     /// A caller's check of downstream stages.
@@ -119,6 +121,7 @@ impl ConnectInput {
             storage: o.value("storage"),
             headers: o.function("headers"),
             confirm: o.function("confirm"),
+            confirm_batch: o.function("confirmBatch"),
             on_escalated: o.function("onEscalated"),
             check_downstream: o.function("checkDownstream"),
             on_event: o.function("onEvent"),

@@ -28,6 +28,39 @@ extern "C" {
     fn channel_next(watch: &JsValue, a: &str, b: &str, ms: f64) -> js_sys::Promise;
     #[wasm_bindgen(js_name = channelUnwatch)]
     fn channel_unwatch(watch: &JsValue);
+    #[wasm_bindgen(js_name = channelListen)]
+    fn channel_listen(name: &str, listener: &js_sys::Function) -> js_sys::Function;
+}
+
+/// Hears every message on a namespace's channel (this runtime's clients,
+/// other tabs and workers) until dropped.
+pub struct Listener {
+    stop: js_sys::Function,
+    _closure: Closure<dyn FnMut(JsValue)>,
+}
+
+impl Listener {
+    /// Starts hearing `namespace`'s channel.
+    pub fn open(namespace: &str, f: impl FnMut(JsValue) + 'static) -> Listener {
+        let closure = Closure::<dyn FnMut(JsValue)>::new(f);
+        let stop = channel_listen(&channel_name(namespace), closure.as_ref().unchecked_ref());
+        Listener {
+            stop,
+            _closure: closure,
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.stop.call0(&JsValue::NULL);
+    }
+}
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Listener")
+    }
 }
 
 /// The intents of a namespace announced by anyone, heard from when it is
@@ -69,6 +102,11 @@ impl Announcer {
         Announcer {
             raw: channel_open(&channel_name(namespace)),
         }
+    }
+
+    /// Posts `message` (JSON text) as it is, once the current task's work is done.
+    pub fn post(&self, message: &str) {
+        channel_announce(&self.raw, message);
     }
 
     /// Announces a record written at `revision`, once the current task's

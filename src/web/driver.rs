@@ -6,6 +6,7 @@ use crate::core::text::text;
 use wasm_bindgen::prelude::*;
 
 use super::channel::Announcer;
+use super::history::History;
 use super::http::{self, Answer, Failure};
 use super::locks::{IntentLock, LockAttempt, PendingLock};
 use super::network;
@@ -15,7 +16,8 @@ use super::time;
 use super::{call_and_await, to_js, JsFailure};
 use crate::core::journal::{Body, IntentRecord, IntentState, Journal};
 use crate::core::machine::{
-    Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
+    Action, ConfirmAnswer, IntentMachine, Look, LookAnswer, MachineConfig, Outcome, Said, Status,
+    TransportError,
 };
 use crate::core::protocol::headers::traceparent;
 use crate::core::protocol::{ConfirmQuery, JsonValue, StreamElement};
@@ -41,6 +43,12 @@ pub struct Client {
     pub headers: Option<js_sys::Function>,
     /// A custom confirmer, `(query) → {appended, version?, commandId?}`.
     pub confirmer: Option<js_sys::Function>,
+    /// A custom confirmer of many questions at once,
+    /// `(queries) → [{aggregateId, requestId, appended, version?, commandId?}]`.
+    pub confirm_batch: Option<js_sys::Function>,
+    /// Every confirmation goes through it: batched, and one probe while
+    /// history is down.
+    pub history: std::rc::Rc<History>,
     /// State announcements to other tabs.
     pub announcer: Announcer,
     /// How long `headers` and `confirm` may take (0: unbounded).
@@ -110,14 +118,23 @@ impl Client {
         Ok(out)
     }
 
-    /// Asks the history, through the caller's confirmer or the gateway.
-    pub async fn confirm(&self, query: &ConfirmQuery, need_facts: bool) -> ConfirmAnswer {
-        match &self.confirmer {
-            Some(f) => custom_confirm(f, query, need_facts, self.callback_timeout_ms).await,
-            None => {
+    /// One look of the history gate: through the caller's confirmer (of
+    /// many, or of one), or the gateway's event queries.
+    pub async fn look(&self, look: &Look) -> LookAnswer {
+        let within = self.callback_timeout_ms;
+        match (&self.confirm_batch, &self.confirmer) {
+            (Some(many), _) => custom_look(many, &look.questions, within).await,
+            (None, Some(one)) => {
+                let query = &look.questions[0];
+                http::one(
+                    query,
+                    custom_confirm(one, query, look.need_facts, within).await,
+                )
+            }
+            (None, None) => {
                 let extra = self.extra_headers().await.unwrap_or_default();
                 let within = u32::try_from(self.config.caller_timeout_ms).unwrap_or(u32::MAX);
-                http::confirm_with_gateway(&self.base_url, query, need_facts, &extra, within).await
+                http::look_with_gateway(&self.base_url, look, &extra, within).await
             }
         }
     }
@@ -234,7 +251,8 @@ impl Client {
                     }
                     Action::Confirm { query, need_facts } => {
                         self.tell("confirmAsked", machine.record(), "");
-                        let answer = self.confirm(&query, need_facts).await;
+                        let sent = machine.record().attempts.last().map_or(0, |a| a.sent_at);
+                        let answer = self.history.ask(query, need_facts, sent).await;
                         let said = match &answer {
                             ConfirmAnswer::Appended { .. } => "appended",
                             ConfirmAnswer::NotAppended => "notAppended",
@@ -407,13 +425,8 @@ pub fn busy(record: &IntentRecord) -> Outcome {
     Outcome::from_record(record).because("driven by another tab or worker right now")
 }
 
-/// Calls the caller's confirmer with the question as a plain object.
-async fn custom_confirm(
-    f: &js_sys::Function,
-    query: &ConfirmQuery,
-    need_facts: bool,
-    within_ms: u32,
-) -> ConfirmAnswer {
+/// A `ConfirmQuestion` for the caller's confirmer.
+fn question(query: &ConfirmQuery, need_facts: bool) -> JsonValue {
     let text = |s: &String| JsonValue::String(s.clone());
     let mut question = vec![
         ("aggregateId".to_owned(), text(&query.aggregate_id)),
@@ -427,12 +440,12 @@ async fn custom_confirm(
         question.push(("contextAlias".to_owned(), text(alias)));
     }
     question.push(("needFacts".to_owned(), JsonValue::Bool(need_facts)));
-    let q = super::typed_to_js(&JsonValue::Object(question));
-    let answer = match call_and_await(f, &JsValue::NULL, &[&q], within_ms, "confirm()").await {
-        Ok(v) => v,
-        Err(e) => return ConfirmAnswer::Unavailable(JsFailure::from(e).text()),
-    };
-    let get = |k: &str| js_sys::Reflect::get(&answer, &k.into()).unwrap_or(JsValue::UNDEFINED);
+    JsonValue::Object(question)
+}
+
+/// A confirmer's `{appended, version?, commandId?}`.
+fn confirmer_answer(answer: &JsValue) -> ConfirmAnswer {
+    let get = |k: &str| super::safe_read::get(answer, k).unwrap_or(JsValue::UNDEFINED);
     match get("appended").as_bool() {
         Some(true) => ConfirmAnswer::Appended {
             version: get("version").as_f64().map(|v| v as i64),
@@ -442,5 +455,56 @@ async fn custom_confirm(
         None => {
             ConfirmAnswer::Unavailable("the confirmer did not say `appended: true|false`".into())
         }
+    }
+}
+
+/// Calls the caller's confirmer with the question as a plain object.
+async fn custom_confirm(
+    f: &js_sys::Function,
+    query: &ConfirmQuery,
+    need_facts: bool,
+    within_ms: u32,
+) -> ConfirmAnswer {
+    let q = super::typed_to_js(&question(query, need_facts));
+    match call_and_await(f, &JsValue::NULL, &[&q], within_ms, "confirm()").await {
+        Ok(answer) => confirmer_answer(&answer),
+        Err(e) => ConfirmAnswer::Unavailable(JsFailure::from(e).text()),
+    }
+}
+
+/// Calls the caller's `confirmBatch` with the questions (each wanting its
+/// stream's facts): each answer is matched to its question by the
+/// aggregateId and requestId it names; one that names none is no evidence.
+async fn custom_look(f: &js_sys::Function, queries: &[ConfirmQuery], within_ms: u32) -> LookAnswer {
+    let all = JsonValue::Array(queries.iter().map(|q| question(q, true)).collect());
+    let answers = match call_and_await(
+        f,
+        &JsValue::NULL,
+        &[&super::typed_to_js(&all)],
+        within_ms,
+        "confirmBatch()",
+    )
+    .await
+    {
+        Ok(v) => v,
+        Err(e) => return LookAnswer::Unavailable(JsFailure::from(e).text()),
+    };
+    let Some(answers) = super::safe_read::elements(&answers) else {
+        return LookAnswer::Unavailable("confirmBatch() did not answer an array".into());
+    };
+    let said = answers
+        .iter()
+        .filter_map(|a| {
+            let id = |k: &str| super::safe_read::get(a, k)?.as_string();
+            Some(Said {
+                aggregate_id: id("aggregateId")?,
+                request_id: id("requestId")?,
+                answer: confirmer_answer(a),
+            })
+        })
+        .collect();
+    LookAnswer::Said {
+        said,
+        complete: false,
     }
 }

@@ -10,10 +10,11 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::JsFailure;
 use crate::core::journal::IntentRecord;
-use crate::core::machine::ConfirmAnswer;
+use crate::core::machine::{ConfirmAnswer, Look, LookAnswer, Said};
 use crate::core::protocol::headers::{names, HeaderError};
 use crate::core::protocol::{
-    CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
+    BatchQuery, CommandHeaders, ConfirmQuery, JsonResponse, JsonValue, ResponseBody, SseDecoder,
+    StreamElement, BATCH_LIMIT,
 };
 
 #[wasm_bindgen(module = "/src/web/network.js")]
@@ -303,11 +304,108 @@ pub async fn send_attempt(
     }
 }
 
-/// The default confirmer: the gateway's own event queries (`…/event/count`
-/// for existence, `…/event/list` when the stream's facts are wanted). A
-/// query not answered within `within_ms` is aborted and history counts as
+/// A look with the gateway's own event queries: one question by
+/// `…/event/count` for existence (`…/event/list` when the stream's facts
+/// are wanted), many by one batched list ([`BatchQuery`]). A query not
+/// answered within `within_ms` is aborted and history counts as
 /// unavailable: nothing waits on a connection that never answers.
-pub async fn confirm_with_gateway(
+pub async fn look_with_gateway(
+    base_url: &str,
+    look: &Look,
+    extra: &[(String, String)],
+    within_ms: u32,
+) -> LookAnswer {
+    let [query] = &look.questions[..] else {
+        let first = &look.questions[0];
+        let path = match first.list_path() {
+            Ok(p) => p,
+            Err(e) => return LookAnswer::Unavailable(e.message()),
+        };
+        let body = super::to_text(&BatchQuery::of(&look.questions));
+        let value = match ask_history(base_url, &path, body, extra, within_ms).await {
+            Ok(value) => value,
+            Err(why) => return LookAnswer::Unavailable(why),
+        };
+        let Ok(JsonValue::Array(streams)) = super::json_from_js(value) else {
+            return LookAnswer::Unavailable(text!(path, " did not answer a list"));
+        };
+        let complete = streams.len() < BATCH_LIMIT as usize;
+        let text = |s: &JsonValue, k: &str| s.get(k).and_then(JsonValue::as_str).map(str::to_owned);
+        let said = streams
+            .iter()
+            .filter_map(|s| {
+                Some(Said {
+                    aggregate_id: text(s, "aggregateId")?,
+                    request_id: text(s, "requestId")?,
+                    answer: ConfirmAnswer::Appended {
+                        version: s.get("version").and_then(JsonValue::as_i64),
+                        command_id: text(s, "commandId"),
+                    },
+                })
+            })
+            .collect();
+        return LookAnswer::Said { said, complete };
+    };
+    let answer = confirm_with_gateway(base_url, query, look.need_facts, extra, within_ms).await;
+    one(query, answer)
+}
+
+/// A look of one question: what history said of it.
+pub fn one(query: &ConfirmQuery, answer: ConfirmAnswer) -> LookAnswer {
+    match answer {
+        ConfirmAnswer::Unavailable(why) => LookAnswer::Unavailable(why),
+        answer => LookAnswer::Said {
+            said: vec![Said {
+                aggregate_id: query.aggregate_id.clone(),
+                request_id: query.request_id.clone(),
+                answer,
+            }],
+            complete: true,
+        },
+    }
+}
+
+/// POSTs a history query and reads its JSON answer, or says why it could not.
+async fn ask_history(
+    base_url: &str,
+    path: &str,
+    body: String,
+    extra: &[(String, String)],
+    within_ms: u32,
+) -> Result<JsValue, String> {
+    let mut headers = CommandHeaders::new();
+    let fixed = [
+        (names::CONTENT_TYPE, "application/json"),
+        (names::ACCEPT, "application/json"),
+    ];
+    fixed
+        .into_iter()
+        .chain(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+        .try_for_each(|(name, value)| headers.set(name, value).map(drop))
+        .map_err(|e| e.message())?;
+    let late = || text!(path, " did not answer within ", within_ms, " ms");
+    let response = Outgoing::new(url(base_url, path), "POST", &headers, body, within_ms)
+        .send()
+        .await;
+    let response = match response {
+        Ok(r) if r.ok() => r,
+        Ok(r) => return Err(text!(path, " answered ", r.status())),
+        Err(Failure::Aborted) => return Err(late()),
+        Err(Failure::Lost(why) | Failure::NeverSent(why)) => return Err(text!(path, ": ", why)),
+    };
+    match body_of(&response.into()).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(_)) => Err(text!(path, " did not answer JSON")),
+        Err(e) => match failure(e) {
+            Failure::Aborted => Err(late()),
+            Failure::Lost(why) | Failure::NeverSent(why) => Err(why),
+        },
+    }
+}
+
+/// One question, as the gateway's event queries answer it (the count for
+/// existence, the list when the stream's version and commandId are wanted).
+async fn confirm_with_gateway(
     base_url: &str,
     query: &ConfirmQuery,
     need_facts: bool,
@@ -323,38 +421,9 @@ pub async fn confirm_with_gateway(
         Ok(p) => p,
         Err(e) => return ConfirmAnswer::Unavailable(e.message()),
     };
-    let mut headers = CommandHeaders::new();
-    let fixed = [
-        (names::CONTENT_TYPE, "application/json"),
-        (names::ACCEPT, "application/json"),
-    ];
-    let checked = fixed
-        .into_iter()
-        .chain(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())))
-        .try_for_each(|(name, value)| headers.set(name, value).map(drop));
-    if let Err(e) = checked {
-        return ConfirmAnswer::Unavailable(e.message());
-    }
-    let late =
-        || ConfirmAnswer::Unavailable(text!(path, " did not answer within ", within_ms, " ms"));
-    let response = Outgoing::new(url(base_url, &path), "POST", &headers, body, within_ms)
-        .send()
-        .await;
-    let response = match response {
-        Ok(r) if r.ok() => r,
-        Ok(r) => return ConfirmAnswer::Unavailable(text!(path, " answered ", r.status())),
-        Err(Failure::Aborted) => return late(),
-        Err(Failure::Lost(why) | Failure::NeverSent(why)) => {
-            return ConfirmAnswer::Unavailable(text!(path, ": ", why))
-        }
-    };
-    let value = match body_of(&response.into()).await {
-        Ok(Ok(value)) => value,
-        Ok(Err(_)) => return ConfirmAnswer::Unavailable(text!(path, " did not answer JSON")),
-        Err(e) => match failure(e) {
-            Failure::Aborted => return late(),
-            Failure::Lost(why) | Failure::NeverSent(why) => return ConfirmAnswer::Unavailable(why),
-        },
+    let value = match ask_history(base_url, &path, body, extra, within_ms).await {
+        Ok(value) => value,
+        Err(why) => return ConfirmAnswer::Unavailable(why),
     };
     if need_facts {
         let Ok(JsonValue::Array(streams)) = super::json_from_js(value) else {

@@ -21,22 +21,40 @@ extern "C" {
 }
 
 /// Takes the lock of `scope` in `namespace`, under which a scoped intent
-/// takes its place, waiting up to `timeout_ms`: across tabs and workers
-/// where there are Web Locks, else within this process. `None`: not
-/// granted in time.
+/// takes its place ([`named_lock`]).
 pub async fn scope_lock(namespace: &str, scope: &str, timeout_ms: u64) -> Option<IntentLock> {
-    let name = text!("wow-command-client/", namespace, "/scope/", scope);
-    let mut value = JsFuture::from(lock_wait(&name, timeout_ms as f64))
+    named_lock(
+        &text!("wow-command-client/", namespace, "/scope/", scope),
+        timeout_ms,
+    )
+    .await
+}
+
+/// Takes the lock `name`, waiting up to `timeout_ms`: across tabs and
+/// workers where there are Web Locks, else within this process. `None`:
+/// not granted in time.
+pub async fn named_lock(name: &str, timeout_ms: u64) -> Option<IntentLock> {
+    let mut value = JsFuture::from(lock_wait(name, timeout_ms as f64))
         .await
         .ok()?;
     if value.is_undefined() {
-        value = JsFuture::from(local_lock_wait(&name, timeout_ms as f64))
+        value = JsFuture::from(local_lock_wait(name, timeout_ms as f64))
             .await
             .ok()?;
     }
     match attempt_from(value) {
         LockAttempt::Held(lock) => Some(lock),
         _ => None,
+    }
+}
+
+/// Waits, as long as it takes, for the lock `name` across tabs and
+/// workers: held, or unsupported where there are no Web Locks (a lock of
+/// this process alone would keep a Node.js process alive while it waits).
+pub async fn wait_forever(name: &str) -> LockAttempt {
+    match JsFuture::from(lock_wait(name, f64::from(i32::MAX))).await {
+        Ok(value) => attempt_from(value),
+        Err(_) => LockAttempt::Unsupported,
     }
 }
 

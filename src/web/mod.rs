@@ -9,6 +9,8 @@ pub mod driver;
 #[cfg(feature = "consumer")]
 pub mod effects;
 #[cfg(feature = "client")]
+pub mod history;
+#[cfg(feature = "client")]
 pub mod http;
 pub mod js_failure;
 pub mod locks;

@@ -16,10 +16,14 @@ export function whenOnline() {
   });
 }
 
-// Calls `f` on every `online` event; returns the function that stops it.
-export function onOnline(f) {
-  globalThis.addEventListener?.("online", f);
-  return () => globalThis.removeEventListener?.("online", f);
+// Calls `f` on every `online` event, or (`visible`) each time the page
+// becomes visible again; returns the function that stops it.
+export function onWake(f, visible) {
+  const target = visible ? globalThis.document : globalThis;
+  const kind = visible ? "visibilitychange" : "online";
+  const g = visible ? () => { if (target.visibilityState === "visible") f(); } : f;
+  target?.addEventListener?.(kind, g);
+  return () => target?.removeEventListener?.(kind, g);
 }
 
 // A request to the gateway, sent in one call (src/web/http.rs): `headers`

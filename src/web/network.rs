@@ -10,8 +10,8 @@ extern "C" {
     fn is_online_js() -> bool;
     #[wasm_bindgen(js_name = whenOnline)]
     fn when_online_js() -> js_sys::Promise;
-    #[wasm_bindgen(js_name = onOnline)]
-    fn on_online(f: &js_sys::Function) -> js_sys::Function;
+    #[wasm_bindgen(js_name = onWake)]
+    fn on_wake(f: &js_sys::Function, visible: bool) -> js_sys::Function;
 }
 
 /// Whether the runtime reports being online (always, where it cannot tell).
@@ -24,26 +24,27 @@ pub async fn when_online() {
     let _ = wasm_bindgen_futures::JsFuture::from(when_online_js()).await;
 }
 
-/// Calls a function on every `online` event until dropped.
+/// Calls a function on every `online` event, or each time the page becomes
+/// visible again, until dropped.
 #[derive(Debug)]
-pub struct OnlineListener {
+pub struct WakeListener {
     stop: js_sys::Function,
     _closure: Closure<dyn FnMut()>,
 }
 
-impl OnlineListener {
-    /// Starts listening.
-    pub fn new(f: impl FnMut() + 'static) -> OnlineListener {
+impl WakeListener {
+    /// Starts listening for `online` (`visible`: for the page becoming visible).
+    pub fn new(visible: bool, f: impl FnMut() + 'static) -> WakeListener {
         let closure = Closure::<dyn FnMut()>::new(f);
-        let stop = on_online(closure.as_ref().unchecked_ref());
-        OnlineListener {
+        let stop = on_wake(closure.as_ref().unchecked_ref(), visible);
+        WakeListener {
             stop,
             _closure: closure,
         }
     }
 }
 
-impl Drop for OnlineListener {
+impl Drop for WakeListener {
     fn drop(&mut self) {
         let _ = self.stop.call0(&JsValue::NULL);
     }

@@ -27,3 +27,11 @@ export function telemetryEvent(sink, kind, record, detail) {
     } catch { /* the listener's own failure */ }
   });
 }
+
+// The history gate's events (src/web/history.rs): `historyDown` after each
+// failed look, `historyBack` once one is answered; delivered as the others.
+export function telemetryNote(sink, event) {
+  queueMicrotask(() => {
+    try { Promise.resolve(sink(JSON.parse(event))).catch(() => {}); } catch { /* the listener's own failure */ }
+  });
+}

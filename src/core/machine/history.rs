@@ -30,8 +30,6 @@
 //! a stream that names neither is no evidence; a question history could not
 //! answer is told so, and the machine decides (retry the look, or escalate).
 
-use std::collections::VecDeque;
-
 use super::backoff::{backoff_ms, Jitter};
 use super::intent_machine::ConfirmAnswer;
 use crate::core::protocol::ConfirmQuery;
@@ -99,34 +97,33 @@ pub struct Look {
     pub need_facts: bool,
 }
 
-/// A stream history holds: the fields a look asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Found {
-    /// Its aggregate.
+/// History's word on one intent, naming it (both ids must match the
+/// question's: a stream of another aggregate with the same requestId is
+/// not about it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Said {
+    /// The intent's aggregate.
     pub aggregate_id: String,
     /// Its requestId.
     pub request_id: String,
-    /// Its version.
-    pub version: Option<i64>,
-    /// Its commandId.
-    pub command_id: Option<String>,
+    /// What history says of it.
+    pub answer: ConfirmAnswer,
 }
 
 /// What a look learned.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LookAnswer {
-    /// History's own answer: the streams that matched. `complete`: false when
-    /// the answer may have been cut at its limit, so that a question no
-    /// stream answers is not thereby "not appended".
-    Streams {
-        /// The streams found.
-        found: Vec<Found>,
-        /// Whether every match was returned.
+    /// History answered: what it said, by intent. `complete`: it named
+    /// every intent it holds a stream of (the gateway's whole list), so a
+    /// question it does not name was not appended; otherwise (a
+    /// confirmer's answer, a list cut at its limit) such a question was
+    /// not answered.
+    Said {
+        /// What it said.
+        said: Vec<Said>,
+        /// Whether a question it does not name was not appended.
         complete: bool,
     },
-    /// A confirmer's answer per question, each naming its aggregate id and
-    /// requestId; a question none names was not answered.
-    Each(Vec<(String, String, ConfirmAnswer)>),
     /// History could not be asked.
     Unavailable(String),
 }
@@ -137,15 +134,12 @@ struct Question {
     query: ConfirmQuery,
     need_facts: bool,
     route: String,
-    /// Asked on its own: a batch's answer was cut before it.
-    alone: bool,
     /// The look it is in, while that look runs.
     look: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
 struct Fresh {
-    route: String,
     aggregate_id: String,
     request_id: String,
     answer: ConfirmAnswer,
@@ -159,7 +153,8 @@ pub struct HistoryGate {
     jitter: Jitter,
     availability: Availability,
     questions: Vec<Question>,
-    answers: VecDeque<(Ticket, ConfirmAnswer)>,
+    /// Answers not yet polled, newest last.
+    answers: Vec<(Ticket, ConfirmAnswer)>,
     fresh: Vec<Fresh>,
     next_ticket: Ticket,
     next_look: u64,
@@ -176,7 +171,7 @@ impl HistoryGate {
             jitter: Jitter::new(seed),
             availability: Availability::Up,
             questions: Vec::new(),
-            answers: VecDeque::new(),
+            answers: Vec::new(),
             fresh: Vec::new(),
             next_ticket: 1,
             next_look: 1,
@@ -212,21 +207,20 @@ impl HistoryGate {
             Ok(route) => route,
             Err(e) => {
                 self.answers
-                    .push_back((ticket, ConfirmAnswer::Unavailable(e.message())));
+                    .push((ticket, ConfirmAnswer::Unavailable(e.message())));
                 return ticket;
             }
         };
         self.fresh.retain(|f| now - f.at < FRESH_MS);
         let known = self.fresh.iter().position(|f| {
-            f.route == route
-                && f.aggregate_id == query.aggregate_id
+            f.aggregate_id == query.aggregate_id
                 && f.request_id == query.request_id
                 && f.at >= not_before
                 && (!need_facts || has_facts(&f.answer))
         });
         if let Some(i) = known {
             let fresh = self.fresh.swap_remove(i);
-            self.answers.push_back((ticket, fresh.answer));
+            self.answers.push((ticket, fresh.answer));
             return ticket;
         }
         self.questions.push(Question {
@@ -234,7 +228,6 @@ impl HistoryGate {
             query,
             need_facts,
             route,
-            alone: false,
             look: None,
         });
         ticket
@@ -242,7 +235,7 @@ impl HistoryGate {
 
     /// The next answer to deliver.
     pub fn poll_answer(&mut self) -> Option<(Ticket, ConfirmAnswer)> {
-        self.answers.pop_front()
+        (!self.answers.is_empty()).then(|| self.answers.remove(0))
     }
 
     /// The next look to make now, if any. While history is up, one per
@@ -269,14 +262,13 @@ impl HistoryGate {
         let id = self.next_look;
         self.next_look += 1;
         let route = self.questions[first].route.clone();
-        let alone = self.questions[first].alone;
         let mut questions = Vec::new();
         let mut need_facts = false;
         for q in self.questions[first..].iter_mut() {
-            if questions.len() == self.config.batch.max(1) || (alone && !questions.is_empty()) {
+            if questions.len() == self.config.batch.max(1) {
                 break;
             }
-            if q.look.is_none() && q.route == route && q.alone == alone {
+            if q.look.is_none() && q.route == route {
                 q.look = Some(id);
                 need_facts |= q.need_facts;
                 questions.push(q.query.clone());
@@ -300,60 +292,41 @@ impl HistoryGate {
 
     /// The answer to look `id`.
     pub fn handle_look(&mut self, now: i64, id: u64, answer: LookAnswer) {
-        let (mine, rest): (Vec<Question>, Vec<Question>) = std::mem::take(&mut self.questions)
-            .into_iter()
-            .partition(|q| q.look == Some(id));
-        self.questions = rest;
-        let ours =
-            |q: &Question, a: &str, r: &str| q.query.aggregate_id == a && q.query.request_id == r;
-        match answer {
+        let (said, complete) = match answer {
             LookAnswer::Unavailable(why) => {
                 self.failed(now);
-                for q in mine {
-                    self.answers
-                        .push_back((q.ticket, ConfirmAnswer::Unavailable(why.clone())));
-                }
                 // History is down for every question waiting, not only this look's.
-                self.fail_waiting(&why);
+                return self.fail(Some(id), &why);
             }
-            LookAnswer::Streams { found, complete } => {
-                self.availability = Availability::Up;
-                for mut q in mine {
-                    let stream = found
-                        .iter()
-                        .find(|f| ours(&q, &f.aggregate_id, &f.request_id));
-                    let answer = match stream {
-                        Some(f) => ConfirmAnswer::Appended {
-                            version: f.version,
-                            command_id: f.command_id.clone(),
-                        },
-                        None if complete => ConfirmAnswer::NotAppended,
-                        None => {
-                            // The answer may have stopped before it: ask it alone.
-                            q.look = None;
-                            q.alone = true;
-                            self.questions.push(q);
-                            continue;
-                        }
-                    };
-                    self.answered(now, q, answer);
+            LookAnswer::Said { said, complete } => (said, complete),
+        };
+        self.availability = Availability::Up;
+        let mut i = 0;
+        while i < self.questions.len() {
+            if self.questions[i].look != Some(id) {
+                i += 1;
+                continue;
+            }
+            let q = self.questions.swap_remove(i);
+            let named = said.iter().find(|s| {
+                s.aggregate_id == q.query.aggregate_id && s.request_id == q.query.request_id
+            });
+            let answer = match named {
+                Some(s) => s.answer.clone(),
+                None if complete => ConfirmAnswer::NotAppended,
+                None => {
+                    ConfirmAnswer::Unavailable("history's answer did not name this intent".into())
                 }
+            };
+            if !matches!(answer, ConfirmAnswer::Unavailable(_)) {
+                self.fresh.push(Fresh {
+                    aggregate_id: q.query.aggregate_id,
+                    request_id: q.query.request_id,
+                    answer: answer.clone(),
+                    at: now,
+                });
             }
-            LookAnswer::Each(each) => {
-                self.availability = Availability::Up;
-                for q in mine {
-                    let answer = each
-                        .iter()
-                        .find(|(a, r, _)| ours(&q, a, r))
-                        .map(|(_, _, answer)| answer.clone())
-                        .unwrap_or_else(|| {
-                            ConfirmAnswer::Unavailable(
-                                "the confirmer's answer did not name this intent".into(),
-                            )
-                        });
-                    self.answered(now, q, answer);
-                }
-            }
+            self.answers.push((q.ticket, answer));
         }
     }
 
@@ -378,7 +351,7 @@ impl HistoryGate {
                     },
                     Availability::Up => availability,
                 };
-                self.fail_waiting("history did not answer another tab's look");
+                self.fail(None, "history did not answer another tab's look");
             }
         }
     }
@@ -416,30 +389,17 @@ impl HistoryGate {
         };
     }
 
-    /// Every question not in a running look is told history is down.
-    fn fail_waiting(&mut self, why: &str) {
-        let (waiting, running): (Vec<Question>, Vec<Question>) =
-            std::mem::take(&mut self.questions)
-                .into_iter()
-                .partition(|q| q.look.is_none());
-        self.questions = running;
-        for q in waiting {
-            self.answers
-                .push_back((q.ticket, ConfirmAnswer::Unavailable(why.to_owned())));
-        }
-    }
-
-    fn answered(&mut self, now: i64, q: Question, answer: ConfirmAnswer) {
-        if !matches!(answer, ConfirmAnswer::Unavailable(_)) {
-            self.fresh.push(Fresh {
-                route: q.route.clone(),
-                aggregate_id: q.query.aggregate_id.clone(),
-                request_id: q.query.request_id.clone(),
-                answer: answer.clone(),
-                at: now,
-            });
-        }
-        self.answers.push_back((q.ticket, answer));
+    /// Every question waiting, or in look `look`, is told history is down;
+    /// those in another running look wait for its answer.
+    fn fail(&mut self, look: Option<u64>, why: &str) {
+        let answers = &mut self.answers;
+        self.questions.retain(|q| {
+            let failed = q.look.is_none() || q.look == look;
+            if failed {
+                answers.push((q.ticket, ConfirmAnswer::Unavailable(why.to_owned())));
+            }
+            !failed
+        });
     }
 }
 

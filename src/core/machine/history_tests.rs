@@ -14,12 +14,14 @@ fn query(resource: &str, aggregate: &str, request: &str) -> ConfirmQuery {
     }
 }
 
-fn found(aggregate: &str, request: &str, version: i64) -> Found {
-    Found {
+fn found(aggregate: &str, request: &str, version: i64) -> Said {
+    Said {
         aggregate_id: aggregate.into(),
         request_id: request.into(),
-        version: Some(version),
-        command_id: Some(format!("c-{request}")),
+        answer: ConfirmAnswer::Appended {
+            version: Some(version),
+            command_id: Some(format!("c-{request}")),
+        },
     }
 }
 
@@ -51,8 +53,8 @@ fn questions_asked_together_go_in_one_look_per_route_and_are_matched_by_both_ids
     gate.handle_look(
         2,
         first.id,
-        LookAnswer::Streams {
-            found: vec![found("a1", "r1", 4), found("zz", "r2", 1)],
+        LookAnswer::Said {
+            said: vec![found("a1", "r1", 4), found("zz", "r2", 1)],
             complete: true,
         },
     );
@@ -87,26 +89,18 @@ fn an_answer_cut_at_its_limit_is_evidence_only_for_what_it_holds() {
     gate.handle_look(
         1,
         look.id,
-        LookAnswer::Streams {
-            found: vec![found("a1", "r1", 2)],
+        LookAnswer::Said {
+            said: vec![found("a1", "r1", 2)],
             complete: false,
         },
     );
     let got = answers(&mut gate);
-    assert_eq!(got.len(), 1);
     assert_eq!(got[0].0, a);
-    // b was not in what came back: it is asked again, on its own.
-    let alone = gate.poll_look(1).unwrap();
-    assert_eq!(alone.questions, [query("account", "a2", "r2")]);
-    gate.handle_look(
-        2,
-        alone.id,
-        LookAnswer::Streams {
-            found: vec![],
-            complete: true,
-        },
-    );
-    assert_eq!(answers(&mut gate), [(b, ConfirmAnswer::NotAppended)]);
+    assert!(matches!(got[0].1, ConfirmAnswer::Appended { .. }));
+    // b was not in what came back: not answered, never "not appended".
+    assert_eq!(got[1].0, b);
+    assert!(matches!(got[1].1, ConfirmAnswer::Unavailable(_)), "{got:?}");
+    assert_eq!(gate.availability(), Availability::Up);
 }
 
 #[test]
@@ -165,8 +159,8 @@ fn while_history_is_down_one_look_at_a_time_decides_for_everyone() {
     gate.handle_look(
         next_look_at + 5,
         probe.id,
-        LookAnswer::Streams {
-            found: vec![],
+        LookAnswer::Said {
+            said: vec![],
             complete: true,
         },
     );
@@ -207,8 +201,8 @@ fn only_the_gate_that_leads_looks_while_history_is_down_and_others_hear_it() {
     other.handle_look(
         4,
         look.id,
-        LookAnswer::Streams {
-            found: vec![],
+        LookAnswer::Said {
+            said: vec![],
             complete: true,
         },
     );
@@ -224,8 +218,8 @@ fn a_look_answers_questions_asked_after_it_only_about_attempts_sent_before_it() 
     gate.handle_look(
         10,
         look.id,
-        LookAnswer::Streams {
-            found: vec![found("a", "r", 3)],
+        LookAnswer::Said {
+            said: vec![found("a", "r", 3)],
             complete: true,
         },
     );
@@ -280,13 +274,18 @@ fn a_confirmer_answer_is_matched_per_question_and_one_it_does_not_name_is_unansw
     let a = gate.ask(0, query("account", "a", "r"), false, 0);
     let b = gate.ask(0, query("account", "b", "s"), false, 0);
     let look = gate.poll_look(0).unwrap();
+    let said = |a: &str, r: &str| Said {
+        aggregate_id: a.into(),
+        request_id: r.into(),
+        answer: ConfirmAnswer::NotAppended,
+    };
     gate.handle_look(
         1,
         look.id,
-        LookAnswer::Each(vec![
-            ("a".into(), "r".into(), ConfirmAnswer::NotAppended),
-            ("b".into(), "zz".into(), ConfirmAnswer::NotAppended),
-        ]),
+        LookAnswer::Said {
+            said: vec![said("a", "r"), said("b", "zz")],
+            complete: false,
+        },
     );
     let got = answers(&mut gate);
     assert_eq!(got[0], (a, ConfirmAnswer::NotAppended));
@@ -333,6 +332,19 @@ mod simulation {
             1 => Just(Step::Wake),
             1 => any::<bool>().prop_map(Step::Heard),
         ]
+    }
+
+    fn appended_said(hits: &[(String, String)]) -> Vec<Said> {
+        hits.iter()
+            .map(|(a, r)| Said {
+                aggregate_id: a.clone(),
+                request_id: r.clone(),
+                answer: ConfirmAnswer::Appended {
+                    version: Some(1),
+                    command_id: None,
+                },
+            })
+            .collect()
     }
 
     fn ids(i: usize) -> (String, String) {
@@ -398,10 +410,7 @@ mod simulation {
                                 let mut hits: Vec<(String, String)> = questions.iter().filter(|p| appended.contains(p)).cloned().collect();
                                 if !complete { hits.truncate(hits.len() / 2); }
                                 ran.push(Ran { at: now, asked: questions, found: hits.clone(), complete });
-                                LookAnswer::Streams {
-                                    found: hits.iter().map(|(a, r)| Found { aggregate_id: a.clone(), request_id: r.clone(), version: Some(1), command_id: None }).collect(),
-                                    complete,
-                                }
+                                LookAnswer::Said { said: appended_said(&hits), complete }
                             } else {
                                 LookAnswer::Unavailable("down".into())
                             };
@@ -428,10 +437,7 @@ mod simulation {
                     .map(|q| (q.aggregate_id.clone(), q.request_id.clone())).collect();
                 let hits: Vec<(String, String)> = questions.iter().filter(|p| appended.contains(p)).cloned().collect();
                 ran.push(Ran { at: now, asked: questions, found: hits.clone(), complete: true });
-                gate.handle_look(now, look.id, LookAnswer::Streams {
-                    found: hits.iter().map(|(a, r)| Found { aggregate_id: a.clone(), request_id: r.clone(), version: Some(1), command_id: None }).collect(),
-                    complete: true,
-                });
+                gate.handle_look(now, look.id, LookAnswer::Said { said: appended_said(&hits), complete: true });
                 check(&mut gate, &mut answered, &asked, &ran)?;
                 now += 10;
             }

@@ -7,7 +7,7 @@ pub mod intent_machine;
 pub mod outcome;
 
 pub use backoff::{backoff_ms, Jitter};
-pub use history::{Availability, Found, GateConfig, HistoryGate, Look, LookAnswer, Ticket};
+pub use history::{Availability, GateConfig, HistoryGate, Look, LookAnswer, Said, Ticket};
 pub use intent_machine::{Action, ConfirmAnswer, IntentMachine, MachineConfig, TransportError};
 pub use outcome::{Outcome, Status};
 

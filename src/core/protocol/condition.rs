@@ -165,6 +165,77 @@ impl ConfirmQuery {
     }
 }
 
+/// The most streams a batched look asks for: the query guard's `limit`.
+pub const BATCH_LIMIT: u32 = 1_000;
+
+/// One look for many intents of one route (`POST …/event/list`):
+/// `AGGREGATE_IDS [ids] AND requestId IN [requestIds]`, only the fields an
+/// answer is matched and reported by (no event bodies reach the client),
+/// at most [`BATCH_LIMIT`] streams. Within the query guard for up to 1,000
+/// questions: two lists of at most 1,000 values, three nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchQuery {
+    /// The filter.
+    pub condition: Condition,
+}
+
+impl BatchQuery {
+    /// The look for `questions` (all of one route).
+    pub fn of(questions: &[ConfirmQuery]) -> BatchQuery {
+        let mut aggregates: Vec<&str> = Vec::new();
+        for q in questions {
+            if !aggregates.contains(&q.aggregate_id.as_str()) {
+                aggregates.push(&q.aggregate_id);
+            }
+        }
+        let strings = |v: Vec<&str>| {
+            JsonValue::Array(
+                v.into_iter()
+                    .map(|s| JsonValue::String(s.to_owned()))
+                    .collect(),
+            )
+        };
+        let requests = questions.iter().map(|q| q.request_id.as_str()).collect();
+        BatchQuery {
+            condition: Condition::and(vec![
+                Condition {
+                    operator: Operator::AggregateIds,
+                    value: strings(aggregates),
+                    ..Condition::aggregate_id("")
+                },
+                Condition {
+                    operator: Operator::In,
+                    ..Condition::eq("requestId", strings(requests))
+                },
+            ]),
+        }
+    }
+}
+
+impl ToJson for BatchQuery {
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
+            .put("condition", &self.condition)
+            .put("projection", &Include)
+            .put("limit", &BATCH_LIMIT)
+            .done()
+    }
+}
+
+/// `{"include": ["aggregateId", "requestId", "version", "commandId"]}`.
+struct Include;
+
+impl ToJson for Include {
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
+            .put(
+                "include",
+                &["aggregateId", "requestId", "version", "commandId"][..],
+            )
+            .done()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +247,31 @@ mod tests {
             aggregate_id: "X".into(),
             request_id: "R".into(),
         }
+    }
+
+    #[test]
+    fn a_batched_look_is_within_the_query_guard_and_asks_only_the_matched_fields() {
+        let questions: Vec<ConfirmQuery> = [("X", "R1"), ("Y", "R2"), ("X", "R3")]
+            .iter()
+            .map(|(a, r)| ConfirmQuery {
+                aggregate_id: (*a).into(),
+                request_id: (*r).into(),
+                ..query()
+            })
+            .collect();
+        let text = crate::core::protocol::JsonOut::of(&BatchQuery::of(&questions), |_, _| {});
+        let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "condition": {"operator": "AND", "children": [
+                    {"operator": "AGGREGATE_IDS", "value": ["X", "Y"]},
+                    {"field": "requestId", "operator": "IN", "value": ["R1", "R2", "R3"]}
+                ]},
+                "projection": {"include": ["aggregateId", "requestId", "version", "commandId"]},
+                "limit": 1000
+            })
+        );
     }
 
     #[test]

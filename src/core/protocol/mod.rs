@@ -19,7 +19,7 @@ pub mod stage;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use condition::{Condition, ConfirmQuery, ListQuery, Operator};
+pub use condition::{BatchQuery, Condition, ConfirmQuery, ListQuery, Operator, BATCH_LIMIT};
 pub use error::ProtocolError;
 pub use error_code::{ErrorClass, ErrorCode};
 pub use event_stream::{DomainEvent, DomainEventStream};
