@@ -2,7 +2,8 @@
 // stage stream read with `for await`, a lost answer confirmed by history, an
 // abort that ends only the wait, a reload mid-flight finished by the next
 // page, two tabs sending one key, two tabs sending into one scope across a
-// reload, a full localStorage, and an idempotent consumer across two tabs. Each engine's pages load the built package from
+// reload, a full localStorage, an idempotent consumer across two tabs, and
+// lost answers while history is down (one probe, one look when it is back). Each engine's pages load the built package from
 // /pkg/ on the gateway's origin, as an app would.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -322,10 +323,49 @@ const cases = {
     for (const requestId of [first, ...queued]) assert.equal(await gateway.stored("account", id, requestId), 1);
     await context.close();
   },
+  async "history down: lost answers escalate on a few shared looks, and one look confirms them all when it is back"(browser) {
+    const prefix = unique("probe");
+    await gateway.faults("POST", { rules: [
+      { match: { method: "POST", path: "*/event/*" }, fault: "query_unavailable" },
+      { match: { method: "POST", path: "/account/create_account" }, fault: "drop_response_after_append" },
+    ] });
+    const queries = async (since = 0) => {
+      const r = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${prefix}&since=${since}`)).json();
+      return { n: r.arrivals.filter((a) => /\/event\/(count|list)$/.test(a.path)).length, next: r.next };
+    };
+    const page = await browser.newPage();
+    try {
+      await open(page, unique("probe"));
+      // Started in the page and watched from here: WebKit's driver runs one script at a time.
+      await page.evaluate((prefix) => {
+        window.statuses = null;
+        Promise.all(Array.from({ length: 20 }, (_, i) => window.client.send({ aggregate: { resource: "account", id: `${prefix}-${i}` },
+          action: "create_account", create: true, body: { name: `${prefix}-${i}`, balance: 1 } })))
+          .then((os) => { window.statuses = os.map((o) => o.status); });
+      }, prefix);
+      const statuses = await page.waitFor(() => window.statuses, null, 60_000);
+      assert.deepEqual([...new Set(statuses)], ["escalated"], `${statuses}`);
+      const escalating = await queries();
+      assert.ok(escalating.n <= 8, `20 escalated on ${escalating.n} queries (3 each without the probe: 60)`);
+      assert.equal((await page.evaluate(() => window.client.history)).available, false);
+      await gateway.faults("DELETE");
+      const done = await page.waitFor(async () => {
+        const all = await window.client.intents();
+        return all.length === 20 && all.every((r) => r.state === "succeeded") ? all.map((r) => [r.aggregate.aggregateId, r.requestId]) : null;
+      }, null, 45_000);
+      assert.ok(done, "all confirmed by the probe once history is back");
+      const back = await queries(escalating.next);
+      assert.ok(back.n <= 3, `history back: ${back.n} queries for 20`);
+      for (const [id, requestId] of done) assert.equal(await gateway.stored("account", id, requestId), 1);
+    } finally {
+      await gateway.faults("DELETE");
+      await page.close();
+    }
+  },
 };
 
 for (const engine of engines) {
-  test(`${engine}: the promise end to end`, { timeout: 300_000 }, async (t) => {
+  test(`${engine}: the promise end to end`, { timeout: 420_000 }, async (t) => {
     if (!ready(t, engine)) return;
     const browser = await launch(engine);
     try {

@@ -282,10 +282,15 @@ impl HistoryGate {
     }
 
     /// When the next look is due while history is down (for the gate that
-    /// leads: the others wait to hear it).
+    /// leads: the others wait to hear it), unless one is running: its
+    /// answer sets the next.
     pub fn poll_timeout(&self) -> Option<i64> {
         match self.availability {
-            Availability::Down { next_look_at, .. } if self.leads => Some(next_look_at),
+            Availability::Down { next_look_at, .. }
+                if self.leads && self.questions.iter().all(|q| q.look.is_none()) =>
+            {
+                Some(next_look_at)
+            }
             _ => None,
         }
     }

@@ -155,6 +155,11 @@ fn while_history_is_down_one_look_at_a_time_decides_for_everyone() {
     let probe = gate.poll_look(next_look_at).unwrap();
     assert_eq!(probe.questions.len(), 100, "one look for all of them");
     assert!(gate.poll_look(next_look_at).is_none());
+    assert_eq!(
+        gate.poll_timeout(),
+        None,
+        "no timer while the look runs: its answer sets the next"
+    );
     // History is back: one answer for all.
     gate.handle_look(
         next_look_at + 5,

@@ -249,7 +249,7 @@ impl App {
                     a.path.contains(c) || a.body.as_deref().is_some_and(|b| b.contains(c))
                 })
             })
-            .map(|(seq, a)| json!({"seq": seq, "method": a.method, "path": a.path, "requestId": a.request_id}))
+            .map(|(seq, a)| json!({"seq": seq, "method": a.method, "path": a.path, "requestId": a.request_id, "body": a.body}))
             .collect();
         json!({"next": next, "arrivals": found})
     }
