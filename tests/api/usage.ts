@@ -3,6 +3,7 @@
 import init, {
   WowClient, CommandError,
   type Command, type Outcome, type CommandResult, type IntentEvent, type IntentState,
+  type HistoryStatus, type IntentTelemetryEvent, type ConfirmBatchAnswer,
 } from "../../pkg/index.js";
 import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } from "../../pkg/consumer-web.js";
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
@@ -108,3 +109,32 @@ async function subscribeExample(client: WowClient) {
 }
 
 void subscribeExample;
+
+// Confirmation at scale: the probe's state, its telemetry beside the intents', a confirmer of many.
+async function history(): Promise<void> {
+  const onlyIntents = (event: IntentTelemetryEvent): void => { void event.requestId; };
+  const client = await WowClient.connect({
+    baseUrl: "https://gateway.example",
+    // A listener typed for intent events alone still fits.
+    onEvent: onlyIntents,
+    confirmBatch: async (questions): Promise<ConfirmBatchAnswer[]> =>
+      questions.map((q) => ({ aggregateId: q.aggregateId, requestId: q.requestId, appended: false })),
+  });
+  const status: HistoryStatus = client.history;
+  if (!status.available) {
+    const next: number | undefined = status.nextLookAt;
+    void next;
+  }
+  await WowClient.connect({
+    baseUrl: "https://gateway.example",
+    onEvent: (event) => {
+      if (event.kind === "historyDown") {
+        const since: number = event.since;
+        void since;
+      }
+    },
+  });
+  // @ts-expect-error an answer of confirmBatch names its intent
+  await WowClient.connect({ baseUrl: "x", confirmBatch: async () => [{ appended: true }] });
+}
+void history;

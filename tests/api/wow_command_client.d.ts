@@ -57,6 +57,27 @@ export interface ConfirmAnswer {
     commandId?: string;
 }
 
+/** `confirmBatch`'s answer about one question: it names the intent it is about (both ids must match). */
+export interface ConfirmBatchAnswer extends ConfirmAnswer {
+    aggregateId: string;
+    requestId: string;
+}
+
+/**
+ * `client.history`: whether history answers, as this client last learned it. While it does not, the
+ * probe (one per namespace and source of history, across tabs and workers) looks again at `nextLookAt`;
+ * every intent that needs history's word waits for that look.
+ */
+export interface HistoryStatus {
+    available: boolean;
+    /** While unavailable: since when (epoch ms), when it is looked at next, how many looks failed in a row. */
+    since?: number;
+    nextLookAt?: number;
+    failures?: number;
+    /** Questions waiting for history's answer in this client. */
+    waiting: number;
+}
+
 export interface ConnectOptions {
     /** The gateway's absolute http(s) URL; command paths are appended to it. */
     baseUrl: string;
@@ -76,8 +97,14 @@ export interface ConnectOptions {
     retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number; maxConfirms?: number };
     /** Fresh headers per request (auth); never persisted. */
     headers?: () => Record<string, string> | Promise<Record<string, string>>;
-    /** Your own confirmation source (query model, BFF route). */
+    /** Your own confirmation source (query model, BFF route), asked about one intent at a time. */
     confirm?: (question: ConfirmQuestion) => ConfirmAnswer | Promise<ConfirmAnswer>;
+    /**
+     * Your own confirmation source asked about many intents at once (up to 1000, asked together); used
+     * instead of `confirm`. Answer about each you can tell, naming its aggregateId and requestId; one you
+     * leave out was not answered. Throw when you cannot tell at all.
+     */
+    confirmBatch?: (questions: ConfirmQuestion[]) => ConfirmBatchAnswer[] | Promise<ConfirmBatchAnswer[]>;
     /** Also send Command-Wait-Timout (servers before 8.4). */
     legacyWaitTimeout?: boolean;
     requestId?: "v7" | "v4";
@@ -105,13 +132,14 @@ export interface ConnectOptions {
     offline?: "wait" | "return";
     /**
      * Told each lifecycle event of what this client drives (`IntentTelemetryEvent`): attempt sent, stage
-     * element, attempt ended, confirmation asked and answered, retry scheduled, outcome. Delivered after
+     * element, attempt ended, confirmation asked and answered, retry scheduled, outcome; and the history
+     * probe's (`HistoryTelemetryEvent`): each failed look, and history answering again. Delivered after
      * the current task's work; what it returns, throws or rejects changes nothing.
      */
-    onEvent?: (event: IntentTelemetryEvent) => void;
+    onEvent?(event: IntentTelemetryEvent | HistoryTelemetryEvent): void;
     /** Each attempt carries a W3C `traceparent`: the requestId's 32 hex digits as the trace id, a new span id per attempt (the gateway's CORS must allow the header). */
     traceContext?: boolean;
-    /** Told each time an intent becomes escalated (its history could not be asked); it is confirmed again with backoff. */
+    /** Told once when an intent becomes escalated (its history could not be asked); it then waits on the history probe, and is confirmed when history answers again. */
     onEscalated?: (outcome: Outcome) => void;
     /** Whether a stage past SNAPSHOT has been reached, for `awaitDownstream` (a throw or a rejection is "not yet"). */
     checkDownstream?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
@@ -143,6 +171,22 @@ export interface IntentEvent {
     scope: string | null;
     /** While queued: the earlier intent of its scope it waits for. */
     waitsFor: string | null;
+}
+
+/**
+ * The history probe's event (`connect({ onEvent })`): `historyDown` after each failed look (since when,
+ * when it looks next, failures in a row), `historyBack` when a look is answered again (since when it had
+ * been down). `waiting`: questions waiting in this client.
+ */
+export interface HistoryTelemetryEvent {
+    version: 1;
+    kind: "historyDown" | "historyBack";
+    at: number;
+    available: boolean;
+    since: number;
+    nextLookAt?: number;
+    failures?: number;
+    waiting: number;
 }
 
 /** One lifecycle event of an intent this client drives (`connect({ onEvent })`). Nothing secret: no body, no headers but `traceparent`. */
@@ -497,6 +541,13 @@ export class WowClient {
      * `CommandError` `NotWithdrawable` and changes nothing.
      */
     withdraw(intent: string): Promise<Outcome>;
+    /**
+     * Whether history answers, as this client last learned it: while it
+     * does not, since when, when the probe looks next and how many looks
+     * failed in a row; and how many questions wait for it. Read without
+     * awaiting; `onEvent` tells each change (`historyDown`, `historyBack`).
+     */
+    readonly history: HistoryStatus;
     /**
      * The namespace this client's intents live in.
      */
