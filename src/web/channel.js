@@ -38,8 +38,10 @@ export function channelClose(open) {
 
 // Hears every announcement on `name`: this runtime's clients, other tabs and
 // workers (through a BroadcastChannel of its own), or only this runtime's
-// where there is none. Returns the function that stops it.
-export function channelListen(name, listener) {
+// where there is none. Returns the function that stops it. Node.js: a
+// channel with a listener keeps the process alive (setting `onmessage`
+// refs it), unless it is the SDK's own (`background`), which must not.
+export function channelListen(name, listener, background) {
   if (typeof BroadcastChannel === "undefined") {
     if (!local.has(name)) local.set(name, new Set());
     const own = (data) => listener(data);
@@ -47,8 +49,8 @@ export function channelListen(name, listener) {
     return () => { local.get(name)?.delete(own); };
   }
   const channel = new BroadcastChannel(name);
-  if (typeof channel.unref === "function") channel.unref();
   channel.onmessage = (e) => listener(e.data);
+  if (background && typeof channel.unref === "function") channel.unref();
   return () => channel.close();
 }
 

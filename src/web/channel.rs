@@ -29,11 +29,16 @@ extern "C" {
     #[wasm_bindgen(js_name = channelUnwatch)]
     fn channel_unwatch(watch: &JsValue);
     #[wasm_bindgen(js_name = channelListen)]
-    fn channel_listen(name: &str, listener: &js_sys::Function) -> js_sys::Function;
+    fn channel_listen(
+        name: &str,
+        listener: &js_sys::Function,
+        background: bool,
+    ) -> js_sys::Function;
 }
 
 /// Hears every message on a namespace's channel (this runtime's clients,
-/// other tabs and workers) until dropped.
+/// other tabs and workers) until dropped; it never keeps a Node.js process
+/// alive.
 pub struct Listener {
     stop: js_sys::Function,
     _closure: Closure<dyn FnMut(JsValue)>,
@@ -43,7 +48,11 @@ impl Listener {
     /// Starts hearing `namespace`'s channel.
     pub fn open(namespace: &str, f: impl FnMut(JsValue) + 'static) -> Listener {
         let closure = Closure::<dyn FnMut(JsValue)>::new(f);
-        let stop = channel_listen(&channel_name(namespace), closure.as_ref().unchecked_ref());
+        let stop = channel_listen(
+            &channel_name(namespace),
+            closure.as_ref().unchecked_ref(),
+            true,
+        );
         Listener {
             stop,
             _closure: closure,

@@ -49,6 +49,9 @@ pub struct History {
     source: String,
     /// This gate's own messages, told apart from the others'.
     me: u64,
+    /// Whether this gate leads the probe: it holds the probe's lock (kept
+    /// here), or there are no Web Locks and each process leads its own.
+    leading: Cell<bool>,
     probe: RefCell<Option<IntentLock>>,
     probing: Cell<bool>,
     /// An intent escalated here waits on the probe.
@@ -81,6 +84,7 @@ impl History {
             hooks: Cell::new(None),
             source,
             me: random_u64() >> 11,
+            leading: Cell::new(false),
             probe: RefCell::default(),
             probing: Cell::new(false),
             parked: Cell::new(false),
@@ -175,8 +179,9 @@ impl History {
         if !(down && work) {
             // Nothing to look for, or history answers: the probe is free.
             self.probe.borrow_mut().take();
+            self.leading.set(false);
             self.gate.borrow_mut().lead(!down);
-        } else if self.probe.borrow().is_none() && !self.probing.replace(true) {
+        } else if !self.leading.get() && !self.probing.replace(true) {
             self.gate.borrow_mut().lead(false);
             let name = text!(
                 "wow-command-client/",
@@ -190,10 +195,14 @@ impl History {
                 // A client freed meanwhile lets the lock go at once.
                 let Some(me) = me.upgrade() else { return };
                 me.probing.set(false);
-                if let LockAttempt::Held(lock) = held {
-                    *me.probe.borrow_mut() = Some(lock);
+                match held {
+                    LockAttempt::Held(lock) => *me.probe.borrow_mut() = Some(lock),
+                    // Not granted in 24 days: asked again at the next pump.
+                    LockAttempt::Busy => return,
+                    // Without Web Locks, each process leads its own gate.
+                    LockAttempt::Unsupported => {}
                 }
-                // Without Web Locks, each process leads its own gate.
+                me.leading.set(true);
                 me.gate.borrow_mut().lead(true);
                 me.pump();
             });
