@@ -484,3 +484,221 @@ mod simulation {
         }
     }
 }
+
+/// Machines and the gate together, against a history that is down for a
+/// while: whatever the faults and the outage, no intent is sent again
+/// before the gate said "not appended" about its last attempt, nothing is
+/// claimed that history does not hold, every drive ends, and the looks the
+/// outage costs do not grow with the number of intents.
+#[cfg(not(target_arch = "wasm32"))]
+mod with_machines {
+    use super::*;
+    use crate::core::journal::{
+        AggregateIdentity, CommandSpec, IntentRecord, Journal, MemoryStore, NewIntent,
+        SeededRandom, WaitSpec,
+    };
+    use crate::core::machine::{Action, IntentMachine, MachineConfig, Status, TransportError};
+    use crate::core::protocol::test_support::block_on;
+    use crate::core::protocol::{
+        CommandResult, CommandStage, ErrorCode, FunctionInfo, FunctionKind, JsonResponse,
+        JsonValue, ResponseBody,
+    };
+    use proptest::prelude::*;
+
+    const T0: i64 = 1_000_000;
+
+    fn record(i: usize) -> IntentRecord {
+        let journal = Journal::new(MemoryStore::new(), "ns");
+        let id = format!("acct-{i}");
+        let intent = NewIntent {
+            scope: None,
+            intent_key: None,
+            aggregate: AggregateIdentity {
+                resource: "account".into(),
+                aggregate_id: id.clone(),
+                ..AggregateIdentity::default()
+            },
+            command: CommandSpec {
+                method: "PUT".into(),
+                path: format!("/account/{id}/lock_amount"),
+                body: JsonValue::empty_object().into(),
+                expected_version: None,
+                create: false,
+                wait: WaitSpec {
+                    stage: CommandStage::Processed,
+                    context: None,
+                    processor: None,
+                    function: None,
+                    tail_stage: None,
+                    timeout_ms: 30_000,
+                },
+                headers: vec![],
+            },
+        };
+        block_on(journal.begin(T0, intent, &mut SeededRandom::new(i as u64 + 1)))
+            .unwrap()
+            .record()
+            .clone()
+    }
+
+    fn success(r: &IntentRecord) -> JsonResponse {
+        let result = CommandResult {
+            id: "sig".into(),
+            wait_command_id: "cmd".into(),
+            stage: CommandStage::Processed,
+            context_name: "transfer-service".into(),
+            aggregate_name: "account".into(),
+            tenant_id: "(0)".into(),
+            aggregate_id: r.aggregate.aggregate_id.clone(),
+            aggregate_version: Some(2),
+            request_id: r.request_id.clone(),
+            command_id: "cmd".into(),
+            function: FunctionInfo::new(FunctionKind::Command, "t", "Account", "onCommand"),
+            error_code: ErrorCode::Ok,
+            error_msg: String::new(),
+            binding_errors: vec![],
+            result: JsonValue::empty_object(),
+            signal_time: 0,
+            succeeded: Some(true),
+        };
+        JsonResponse {
+            status: 200,
+            error_code_header: None,
+            body: ResponseBody::CommandResult(result),
+        }
+    }
+
+    /// What one send meets.
+    #[derive(Clone, Copy, Debug)]
+    enum Fault {
+        /// Answered.
+        None,
+        /// Appended, then the answer is lost.
+        LostAfterAppend,
+        /// Lost before it arrived: nothing appended.
+        LostBefore,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        #[test]
+        fn no_resend_before_not_appended_and_looks_do_not_grow_with_intents(
+            n in 1..40usize,
+            faults in prop::collection::vec(prop_oneof![
+                1 => Just(Fault::None), 2 => Just(Fault::LostAfterAppend), 2 => Just(Fault::LostBefore)], 1..12),
+            outage_ms in 0..120_000i64,
+            seed in any::<u64>(),
+        ) {
+            let config = MachineConfig { max_confirms: 3, ..MachineConfig::default() };
+            let gate_config = GateConfig::default();
+            let mut gate = HistoryGate::new(gate_config.clone(), seed);
+            let records: Vec<IntentRecord> = (0..n).map(record).collect();
+            let mut machines: Vec<IntentMachine> = records.iter().enumerate()
+                .map(|(i, r)| IntentMachine::new(r.clone(), config.clone(), seed ^ i as u64)).collect();
+            let mut appended = vec![false; n];
+            let mut sends = vec![0u32; n];
+            // Whether the gate said "not appended" since the intent's last send.
+            let mut cleared = vec![false; n];
+            let mut known = vec![false; n];
+            let mut asking: std::collections::HashMap<Ticket, usize> = Default::default();
+            let mut outcomes = vec![None; n];
+            let mut looks_down = 0u32;
+            let mut now = T0;
+            let mut faults_used = 0usize;
+            for m in machines.iter_mut() { m.start(now); }
+            for _ in 0..20_000 {
+                let mut acted = false;
+                for i in 0..n {
+                    while let Some(action) = machines[i].poll_action() {
+                        acted = true;
+                        match action {
+                            Action::Persist(r) => machines[i].handle_persisted(now, Ok(r.revision + 1)),
+                            Action::Send { attempt } | Action::OpenStream { attempt } => {
+                                prop_assert!(!known[i], "intent {} sent after it was known appended", i);
+                                if sends[i] > 0 {
+                                    prop_assert!(cleared[i], "intent {} sent again before history said not appended", i);
+                                }
+                                cleared[i] = false;
+                                sends[i] += 1;
+                                let f = faults[faults_used % faults.len()];
+                                faults_used += 1;
+                                match f {
+                                    Fault::None if !appended[i] => {
+                                        appended[i] = true;
+                                        known[i] = true;
+                                        machines[i].handle_response(now, attempt, success(&records[i]), None);
+                                    }
+                                    Fault::LostAfterAppend | Fault::None => {
+                                        appended[i] = true;
+                                        machines[i].handle_transport_error(now, attempt, TransportError::Lost("reset".into()));
+                                    }
+                                    Fault::LostBefore => {
+                                        machines[i].handle_transport_error(now, attempt, TransportError::Lost("reset".into()));
+                                    }
+                                }
+                            }
+                            Action::Confirm { query, need_facts } => {
+                                let sent = machines[i].record().attempts.last().map_or(0, |a| a.sent_at);
+                                let t = gate.ask(now, query, need_facts, sent);
+                                asking.insert(t, i);
+                            }
+                            Action::Done(o) => outcomes[i] = Some(*o),
+                            Action::Emit(_) | Action::Abort { .. } | Action::Escalate(_) => {}
+                        }
+                    }
+                }
+                while let Some(look) = gate.poll_look(now) {
+                    acted = true;
+                    let down = now < T0 + outage_ms;
+                    let answer = if down {
+                        looks_down += 1;
+                        LookAnswer::Unavailable("down".into())
+                    } else {
+                        let said = look.questions.iter().filter_map(|q| {
+                            let i: usize = q.aggregate_id.trim_start_matches("acct-").parse().unwrap();
+                            appended[i].then(|| Said {
+                                aggregate_id: q.aggregate_id.clone(),
+                                request_id: q.request_id.clone(),
+                                answer: ConfirmAnswer::Appended { version: Some(2), command_id: None },
+                            })
+                        }).collect();
+                        LookAnswer::Said { said, complete: true }
+                    };
+                    gate.handle_look(now, look.id, answer);
+                }
+                while let Some((t, answer)) = gate.poll_answer() {
+                    acted = true;
+                    let i = asking.remove(&t).expect("an asker");
+                    match &answer {
+                        ConfirmAnswer::NotAppended => {
+                            prop_assert!(!appended[i], "intent {} told not appended while history holds it", i);
+                            cleared[i] = true;
+                        }
+                        ConfirmAnswer::Appended { .. } => {
+                            prop_assert!(appended[i]);
+                            known[i] = true;
+                        }
+                        ConfirmAnswer::Unavailable(_) => {}
+                    }
+                    machines[i].handle_confirm(now, answer);
+                }
+                if outcomes.iter().all(Option::is_some) { break; }
+                if !acted {
+                    let next = machines.iter().filter_map(IntentMachine::poll_timeout)
+                        .chain(gate.poll_timeout()).min();
+                    let Some(at) = next else { break };
+                    now = now.max(at);
+                    for m in machines.iter_mut() { m.handle_timeout(now); }
+                }
+            }
+            for (i, o) in outcomes.iter().enumerate() {
+                let o = o.as_ref().expect("every drive ends");
+                if o.status == Status::Succeeded { prop_assert!(appended[i], "success claimed without an append"); }
+                if o.appended == Some(false) { prop_assert!(!appended[i], "claimed not appended: {:?}", o); }
+            }
+            let doubling = (gate_config.cap_ms / gate_config.base_ms).ilog2() + 1;
+            let bound = doubling + (outage_ms as u64 / (gate_config.cap_ms / 2)) as u32 + 2;
+            prop_assert!(looks_down <= bound, "{} looks while down for {} intents (bound {})", looks_down, n, bound);
+        }
+    }
+}
