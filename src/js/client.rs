@@ -593,13 +593,16 @@ impl WowClient {
         let base_url = parsed.base_url.trim_end_matches('/').to_owned();
         // One gate per namespace and source of history: a confirmer that
         // takes one question at a time is asked one at a time.
-        let (source, batch) = match (&parsed.confirm_batch, &parsed.confirm) {
-            (None, None) => (base_url.clone(), crate::core::machine::history::MAX_BATCH),
-            (Some(_), _) => (
-                "confirm".to_owned(),
-                crate::core::machine::history::MAX_BATCH,
-            ),
-            (None, Some(_)) => ("confirm".to_owned(), 1),
+        let custom = parsed.confirm_batch.is_some() || parsed.confirm.is_some();
+        let source = if custom {
+            String::from("confirm")
+        } else {
+            base_url.clone()
+        };
+        let batch = if parsed.confirm_batch.is_none() && custom {
+            1
+        } else {
+            crate::core::machine::history::MAX_BATCH
         };
         let client = WowClient {
             inner: Rc::new(Client {

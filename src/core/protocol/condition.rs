@@ -182,30 +182,27 @@ pub struct BatchQuery {
 impl BatchQuery {
     /// The look for `questions` (all of one route).
     pub fn of(questions: &[ConfirmQuery]) -> BatchQuery {
-        let mut aggregates: Vec<&str> = Vec::new();
-        for q in questions {
-            if !aggregates.contains(&q.aggregate_id.as_str()) {
-                aggregates.push(&q.aggregate_id);
+        let mut aggregates = Vec::new();
+        let mut requests = Vec::new();
+        for (i, q) in questions.iter().enumerate() {
+            if !questions[..i]
+                .iter()
+                .any(|p| p.aggregate_id == q.aggregate_id)
+            {
+                aggregates.push(JsonValue::String(q.aggregate_id.clone()));
             }
+            requests.push(JsonValue::String(q.request_id.clone()));
         }
-        let strings = |v: Vec<&str>| {
-            JsonValue::Array(
-                v.into_iter()
-                    .map(|s| JsonValue::String(s.to_owned()))
-                    .collect(),
-            )
-        };
-        let requests = questions.iter().map(|q| q.request_id.as_str()).collect();
         BatchQuery {
             condition: Condition::and(vec![
                 Condition {
                     operator: Operator::AggregateIds,
-                    value: strings(aggregates),
+                    value: JsonValue::Array(aggregates),
                     ..Condition::aggregate_id("")
                 },
                 Condition {
                     operator: Operator::In,
-                    ..Condition::eq("requestId", strings(requests))
+                    ..Condition::eq("requestId", JsonValue::Array(requests))
                 },
             ]),
         }
