@@ -7,6 +7,7 @@
 //                      [--db-dir DIR]   (the gateway's event store under DIR, e.g. /dev/shm)
 //                      [--body-sizes 1000,900000] [--body-commands 5]   (bodies)
 //                      [--scoped 100]   (scope)
+//                      [--escalated 100] [--idle 60]   (history)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -425,6 +426,62 @@ try {
     ["per intent", (r) => ms(r.wall / n)], ["/ raw fetch", (r) => `${(r.wall / rows[0].wall).toFixed(2)}×`]]));
   console.log(`succeeded ${runs.map((r) => r.succeeded).join(", ")} of ${n}; first attempts in the order written: ${runs.every((r) => r.inOrder)}`);
   results.scope = { n, runs };
+  }
+
+  // ---- 4e. history down -----------------------------------------------------
+  // `--escalated 100 --idle 60`: N creates whose answers are lost while the
+  // event history is down (every query fails), so all escalate; an idle
+  // window with history still down; then history is back. The gateway's
+  // record of what arrived counts the event queries naming these accounts;
+  // Chromium's TaskDuration the page's main thread in the idle window.
+  if (wanted("history")) {
+  const n = Number(args.escalated ?? 100), idleS = Number(args.idle ?? 60);
+  section(`4e. History down: ${n} lost answers escalate, ${idleS} s idle, then history is back`);
+  const prefix = `hist-${Math.random().toString(36).slice(2, 8)}`;
+  const queries = async (since) => {
+    const r = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${prefix}&since=${since}`)).json();
+    return { n: r.arrivals.filter((a) => /\/event\/(count|list)$/.test(a.path)).length, next: r.next };
+  };
+  const states = () => page.evaluate(async () => (await window.historyClient.intents()).map((r) => r.state));
+  await page.evaluate(async (ns) => {
+    const { WowClient } = await import("/pkg/index.js");
+    window.historyClient = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 4_000 });
+  }, prefix);
+  const { next: start } = await queries(0);
+  await gateway.faults("POST", { rules: [{ match: { method: "POST", path: "*/event/*" }, fault: "query_unavailable" },
+    { match: { method: "POST", path: "/account/create_account" }, fault: "drop_response_after_append" }] });
+  const began = Date.now();
+  const statuses = await page.evaluate(async ([prefix, n]) => (await Promise.all(Array.from({ length: n }, (_, i) =>
+    window.historyClient.send({ aggregate: { resource: "account", id: `${prefix}-${i}` }, action: "create_account", create: true,
+      body: { name: `${prefix}-${i}`, balance: 1 } })))).map((o) => o.status), [prefix, n]);
+  const escalating = { ...(await queries(start)), ms: Date.now() - began, escalated: statuses.filter((x) => x === "escalated").length };
+  const before = await mainThreadMs();
+  await new Promise((r) => setTimeout(r, idleS * 1000));
+  const idle = { ...(await queries(escalating.next)), main: (await mainThreadMs()) - before };
+  await gateway.faults("DELETE");
+  const backAt = Date.now();
+  let done = false;
+  while (!done && Date.now() - backAt < 300_000) {
+    const s = await states();
+    done = s.length === n && s.every((x) => x === "succeeded");
+    if (!done) await new Promise((r) => setTimeout(r, 250));
+  }
+  const back = { ...(await queries(idle.next)), ms: Date.now() - backAt };
+  let once = 0;
+  for (const r of await page.evaluate(async () => (await window.historyClient.intents()).map((r) => [r.aggregate.aggregateId, r.requestId]))) {
+    if ((await gateway.stored("account", r[0], r[1])) === 1) once++;
+  }
+  await page.evaluate(async () => { await window.historyClient.clear(); window.historyClient.free(); });
+  const rows = [
+    [`queries to escalate the ${n}`, escalating.n, `${escalating.escalated} escalated in ${ms(escalating.ms)}`],
+    [`queries in the ${idleS} s idle, history still down`, idle.n, `main thread ${ms(idle.main)}`],
+    ["queries when history is back", back.n, done ? `all ${n} succeeded after ${ms(back.ms)}` : `not all succeeded in ${ms(back.ms)}`],
+    ["streams in history", `${once} of ${n} once`, ""],
+  ];
+  console.log(table(rows.map(([what, value, note]) => ({ what, value, note })),
+    [["", (r) => r.what], ["figure", (r) => String(r.value)], ["", (r) => r.note]]));
+  console.log("targets: escalating ≤ 50 queries; idle minute ≤ 20 queries and ≤ 300 ms of main thread; back: all within 40 s, ≤ 10 queries, one stream each");
+  results.history = { n, idleS, escalating, idle, back, once };
   }
 
   // ---- 5. journal scale ---------------------------------------------------

@@ -22,6 +22,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 await init();
+// The history probe's state (`client.history`), redrawn on its telemetry and every second.
+const probe = () => showProbe();
 const client = await WowClient.connect({
   baseUrl: location.origin,
   storage: "indexedDB",
@@ -29,6 +31,7 @@ const client = await WowClient.connect({
   timeoutMs: Number(params.get("timeout") || 3000),
   retry: { baseMs: 200, maxConfirms: 3 },
   persistStorage: true,
+  onHistory: () => probe(),
 });
 // Asked at connect, never awaited: Firefox answers only when the user
 // answers its prompt, and nothing here waits for that.
@@ -191,6 +194,25 @@ $("chaos").addEventListener("click", async () => {
     drop_response_after_append: rate, drop_request: rate, unavailable: rate, cut_stream_after: rate, delay: 0.05 } } });
   $("armed").textContent = "armed: random chaos, seed 7";
 });
+
+// The event history unavailable for a while (`?historyDownMs=`, default 30 s), and the next
+// command's answer lost: its intent waits on the probe, with every other that needs history.
+$("history-down").addEventListener("click", async () => {
+  const forMs = Number(params.get("historyDownMs") || 30_000);
+  await faults("POST", { rules: [{ match: { method: "POST", path: "*/event/*" }, fault: "query_unavailable", forMs },
+    { match: { path: "/account*" }, fault: "drop_response_after_append", times: 1 }] });
+  $("armed").textContent = `armed: history down for ${forMs / 1000} s, and the next answer lost`;
+});
+
+function showProbe() {
+  const h = client.history;
+  const at = (ms) => new Date(ms).toLocaleTimeString();
+  $("probe").dataset.available = String(h.available);
+  $("probe").textContent = h.available ? "History answers." : `History unavailable since ${at(h.since)}; the probe looks again at ${at(h.nextLookAt)}` +
+    ` (${h.failures} failed ${h.failures === 1 ? "look" : "looks"} in a row; ${h.waiting} waiting here).`;
+}
+showProbe();
+setInterval(showProbe, 1000);
 
 $("clear-faults").addEventListener("click", async () => {
   await faults("DELETE");

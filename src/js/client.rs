@@ -527,7 +527,7 @@ impl WowClient {
     /// Whether history answers, as this client last learned it: while it
     /// does not, since when, when the probe looks next and how many looks
     /// failed in a row; and how many questions wait for it. Read without
-    /// awaiting; `onEvent` tells each change (`historyDown`, `historyBack`).
+    /// awaiting; `onHistory` tells each change (`historyDown`, `historyBack`).
     #[wasm_bindgen(getter, unchecked_return_type = "HistoryStatus")]
     pub fn history(&self) -> JsValue {
         self.inner.history.status()
@@ -622,6 +622,7 @@ impl WowClient {
                 on_escalated: parsed.on_escalated.clone(),
                 check_downstream: parsed.check_downstream.clone(),
                 on_event: parsed.on_event.clone(),
+                on_history: parsed.on_history.clone(),
                 trace_context: parsed.trace_context == Some(true),
                 waited_here: RefCell::default(),
             }),

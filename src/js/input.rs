@@ -74,6 +74,8 @@ pub struct ConnectInput {
     pub check_downstream: Option<js_sys::Function>,
     /// Telemetry events.
     pub on_event: Option<js_sys::Function>,
+    /// The history probe's events.
+    pub on_history: Option<js_sys::Function>,
 }
 
 #[cfg(feature = "client")]
@@ -125,6 +127,7 @@ impl ConnectInput {
             on_escalated: o.function("onEscalated"),
             check_downstream: o.function("checkDownstream"),
             on_event: o.function("onEvent"),
+            on_history: o.function("onHistory"),
         };
         o.known();
         o.finish(read)

@@ -136,11 +136,15 @@ export interface ConnectOptions {
   offline?: "wait" | "return";
   /**
    * Told each lifecycle event of what this client drives (`IntentTelemetryEvent`): attempt sent, stage
-   * element, attempt ended, confirmation asked and answered, retry scheduled, outcome; and the history
-   * probe's (`HistoryTelemetryEvent`): each failed look, and history answering again. Delivered after
+   * element, attempt ended, confirmation asked and answered, retry scheduled, outcome. Delivered after
    * the current task's work; what it returns, throws or rejects changes nothing.
    */
-  onEvent?(event: IntentTelemetryEvent | HistoryTelemetryEvent): void;
+  onEvent?: (event: IntentTelemetryEvent) => void;
+  /**
+   * Told the history probe's events (`HistoryTelemetryEvent`): each failed look at history, and history
+   * answering again (`client.history` is the same state, read at any time). Delivered as `onEvent`'s.
+   */
+  onHistory?: (event: HistoryTelemetryEvent) => void;
   /** Each attempt carries a W3C `traceparent`: the requestId's 32 hex digits as the trace id, a new span id per attempt (the gateway's CORS must allow the header). */
   traceContext?: boolean;
   /** Told once when an intent becomes escalated (its history could not be asked); it then waits on the history probe, and is confirmed when history answers again. */
@@ -178,7 +182,7 @@ export interface IntentEvent {
 }
 
 /**
- * The history probe's event (`connect({ onEvent })`): `historyDown` after each failed look (since when,
+ * The history probe's event (`connect({ onHistory })`): `historyDown` after each failed look (since when,
  * when it looks next, failures in a row), `historyBack` when a look is answered again (since when it had
  * been down). `waiting`: questions waiting in this client.
  */

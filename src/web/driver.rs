@@ -62,6 +62,8 @@ pub struct Client {
     pub check_downstream: Option<js_sys::Function>,
     /// `(event) → void`: the lifecycle events of what this client drives.
     pub on_event: Option<js_sys::Function>,
+    /// `(event) → void`: the history probe's events.
+    pub on_history: Option<js_sys::Function>,
     /// Each attempt carries a W3C `traceparent`: the intent's trace, a new span.
     pub trace_context: bool,
     /// Queued intents whose callers wait in this client: each is sent by

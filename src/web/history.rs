@@ -326,13 +326,13 @@ impl History {
         self.pump();
     }
 
-    /// Telemetry (`historyDown` after each failed look, `historyBack` once
+    /// `onHistory` (`historyDown` after each failed look, `historyBack` once
     /// one is answered), and what waited here at rest is driven when
     /// history is back (under its locks: another tab may drive it first).
     fn changed(&self, was: Availability, is: Availability, heard: bool) {
         let client = self.client.borrow().upgrade();
         let Some(client) = client else { return };
-        if let Some(sink) = &client.on_event {
+        if let Some(sink) = &client.on_history {
             let mut event = JsonOut::new(super::engine_number_text);
             let mut w = ObjectWriter::new(&mut event);
             w.put("version", &1u32)

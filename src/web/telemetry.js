@@ -28,8 +28,9 @@ export function telemetryEvent(sink, kind, record, detail) {
   });
 }
 
-// The history gate's events (src/web/history.rs): `historyDown` after each
-// failed look, `historyBack` once one is answered; delivered as the others.
+// The history probe's events for `onHistory` (src/web/history.rs):
+// `historyDown` after each failed look, `historyBack` once one is answered;
+// delivered as the intents' are.
 export function telemetryNote(sink, event) {
   queueMicrotask(() => {
     try { Promise.resolve(sink(JSON.parse(event))).catch(() => {}); } catch { /* the listener's own failure */ }

@@ -115,7 +115,6 @@ async function history(): Promise<void> {
   const onlyIntents = (event: IntentTelemetryEvent): void => { void event.requestId; };
   const client = await WowClient.connect({
     baseUrl: "https://gateway.example",
-    // A listener typed for intent events alone still fits.
     onEvent: onlyIntents,
     confirmBatch: async (questions): Promise<ConfirmBatchAnswer[]> =>
       questions.map((q) => ({ aggregateId: q.aggregateId, requestId: q.requestId, appended: false })),
@@ -127,7 +126,8 @@ async function history(): Promise<void> {
   }
   await WowClient.connect({
     baseUrl: "https://gateway.example",
-    onEvent: (event) => {
+    onEvent: (event) => { void event.requestId; },
+    onHistory: (event) => {
       if (event.kind === "historyDown") {
         const since: number = event.since;
         void since;

@@ -133,6 +133,25 @@ test("with history unavailable the intent ends escalated, visibly, and a manual 
   await context.close();
 });
 
+test("history down for a while: the page shows the probe, and the intent waiting on it succeeds once history is back", async () => {
+  const context = await env.browser.newContext();
+  const page = await open(context, unique("probe"), "&historyDownMs=6000");
+  const account = await openAccount(page);
+  await page.check("[data-testid=mode-json]");
+  await page.click("[data-testid=history-down]");
+  await page.click("[data-testid=lock]");
+  await page.waitForSelector("[data-testid=probe][data-available=false]", { timeout: 20_000 });
+  assert.match(await page.locator("[data-testid=probe]").textContent(), /History unavailable since .+; the probe looks again at .+ failed look/);
+  await page.screenshot({ path: join(artifacts, "history-down.png"), fullPage: true });
+  const card = await lastCard(page, "escalated");
+  const requestId = await card.getAttribute("data-request-id");
+  // Nobody confirms it by hand: the probe's look after the 6 s finds it appended.
+  await page.waitForSelector("[data-testid=probe][data-available=true]", { timeout: 45_000 });
+  await page.waitForSelector(`[data-testid=journal] tr[data-request-id="${requestId}"][data-state=succeeded]`, { timeout: 20_000 });
+  assert.equal(await stored(account, requestId), 1);
+  await context.close();
+});
+
 test("a stream cut after SENT becomes unknown, then confirmed", async () => {
   const context = await env.browser.newContext();
   const page = await open(context, unique("cut"));

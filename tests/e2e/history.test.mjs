@@ -29,7 +29,7 @@ async function tab(context, ns) {
     window.told = [];
     window.escalations = 0;
     window.client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns,
-      timeoutMs: 4_000, retry: { baseMs: 50 }, onEvent: (e) => { if (e.kind.startsWith("history")) window.told.push(e); },
+      timeoutMs: 4_000, retry: { baseMs: 50 }, onHistory: (e) => { window.told.push(e); },
       onEscalated: () => { window.escalations++; } });
   }, ns);
   return page;

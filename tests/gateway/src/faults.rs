@@ -84,6 +84,13 @@ pub struct Rule {
     /// Delay parameter in ms (`delay`).
     #[serde(default)]
     pub delay_ms: Option<u64>,
+    /// How long the rule holds once added, in ms (default: until cleared):
+    /// "history down for a while".
+    #[serde(default)]
+    pub for_ms: Option<u64>,
+    /// When it stops holding (from `for_ms`, set when added).
+    #[serde(skip)]
+    pub until: Option<std::time::Instant>,
     /// Matching requests seen so far.
     #[serde(default)]
     pub seen: u32,
@@ -193,7 +200,13 @@ impl Faults {
     /// Adds rules and/or sets the random mode.
     pub fn add(&self, rules: Vec<Rule>, random: Option<RandomMode>) {
         let mut st = self.state.lock().unwrap();
-        st.rules.extend(rules);
+        let now = std::time::Instant::now();
+        st.rules.extend(rules.into_iter().map(|mut r| {
+            r.until = r
+                .for_ms
+                .map(|ms| now + std::time::Duration::from_millis(ms));
+            r
+        }));
         if let Some(r) = random {
             let seed = r.seed.unwrap_or(0);
             st.random = Some((r, seed));
@@ -219,8 +232,10 @@ impl Faults {
     pub fn pick(&self, s: &Subject, allowed: &[FaultKind]) -> Option<Active> {
         let mut st = self.state.lock().unwrap();
         let mut chosen = None;
+        let now = std::time::Instant::now();
         for rule in st.rules.iter_mut() {
-            if !allowed.contains(&rule.fault) || rule.times == Some(0) || !rule.matcher.matches(s) {
+            let over = rule.times == Some(0) || rule.until.is_some_and(|t| now >= t);
+            if !allowed.contains(&rule.fault) || over || !rule.matcher.matches(s) {
                 continue;
             }
             rule.seen += 1;
@@ -303,6 +318,8 @@ mod tests {
             times,
             stage: None,
             delay_ms: None,
+            for_ms: None,
+            until: None,
             seen: 0,
         };
         f.add(vec![rule(FaultKind::Unavailable, Some(1), Some(2))], None);
@@ -317,6 +334,25 @@ mod tests {
         assert_eq!(f.pick(&s, &all).unwrap().kind, FaultKind::Unavailable);
         assert_eq!(f.pick(&s, &all), None);
         assert_eq!(f.report()["fired"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_rule_for_a_while_stops_holding_after_it() {
+        let f = Faults::default();
+        let rule: Rule =
+            serde_json::from_value(serde_json::json!({"fault": "query_unavailable", "forMs": 50}))
+                .unwrap();
+        f.add(vec![rule], None);
+        let s = Subject {
+            method: "POST",
+            path: "/account/event/count",
+            aggregate_id: None,
+            request_id: None,
+        };
+        let kinds = [FaultKind::QueryUnavailable];
+        assert!(f.pick(&s, &kinds).is_some() && f.pick(&s, &kinds).is_some());
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        assert_eq!(f.pick(&s, &kinds), None);
     }
 
     #[test]
