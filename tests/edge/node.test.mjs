@@ -263,6 +263,35 @@ test("a confirm callback gets a plain question with the documented keys, and its
   client.free();
 });
 
+test("confirmBatch is asked about lost answers together, each answer matched by both ids; an intent it leaves out is not answered", async () => {
+  const batches = [];
+  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("confirm-batch"), timeoutMs: 2_000,
+    retry: { maxConfirms: 2 },
+    confirmBatch: async (questions) => {
+      batches.push(questions);
+      const answers = [];
+      for (const q of questions) {
+        if (q.aggregateId.startsWith("left")) continue;
+        answers.push({ aggregateId: q.aggregateId, requestId: q.requestId, appended: (await gateway.stored("account", q.aggregateId, q.requestId)) > 0 });
+      }
+      // About someone else's request on the same aggregate: no evidence for this intent.
+      answers.push({ aggregateId: questions[0].aggregateId, requestId: "someone-elses", appended: false });
+      return answers;
+    } });
+  const ids = [unique("acct"), unique("acct"), unique("acct"), unique("left")];
+  await gateway.faults("POST", { rules: ids.map((id) => ({ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 })) });
+  const outcomes = await Promise.all(ids.map((id) => client.send({ aggregate: { resource: "account", id }, action: "create_account",
+    create: true, body: { name: id, balance: 1 } })));
+  assert.deepEqual(outcomes.map((o) => [o.status, o.attempts]), [["succeeded", 1], ["succeeded", 1], ["succeeded", 1], ["escalated", 1]],
+    "confirmed from the batch's answers, never resent; the one left out is not taken as not appended");
+  assert.ok(batches.some((b) => b.length > 1), `asked together: ${batches.map((b) => b.length)}`);
+  assert.ok(batches.length < ids.length + 2, `${batches.length} calls for ${ids.length} intents`);
+  const [q] = batches[0];
+  assert.deepEqual(Object.keys(q).sort(), ["aggregateId", "needFacts", "requestId", "resource"]);
+  for (const [i, id] of ids.entries()) assert.equal(await gateway.stored("account", id, outcomes[i].requestId), 1);
+  client.free();
+});
+
 test("telemetry: lifecycle events for a lost answer and a retried send, one trace per intent, a new span per attempt; a throwing or slow listener changes nothing", async () => {
   const events = [];
   const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("telemetry"), timeoutMs: 3_000,
