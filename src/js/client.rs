@@ -709,11 +709,12 @@ impl WowClient {
             outcome.appended = Some(false);
             return Ok(to_js(&outcome.because("never sent")));
         }
+        // Asked by a person: history is looked at now, not at the probe's next look.
         let config = MachineConfig {
             max_attempts: 0,
+            confirm_now: true,
             ..self.defaults.config.clone()
         };
-        // Asked by a person: history is looked at now, not at the probe's next look.
         self.inner.history.wake();
         let outcome = drive_locked(&self.inner, record, config, &mut |_| {}, watch.as_ref()).await;
         Ok(to_js(&outcome))

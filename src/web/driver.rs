@@ -207,6 +207,7 @@ impl Client {
         watch: Option<&JsValue>,
     ) -> (Outcome, bool) {
         let stream = config.stream;
+        let confirm_now = config.confirm_now;
         let mut machine = IntentMachine::new(record, config, random_u64());
         let mut sent = false;
         let mut offline = false;
@@ -254,7 +255,7 @@ impl Client {
                     Action::Confirm { query, need_facts } => {
                         self.tell("confirmAsked", machine.record(), "");
                         let sent = machine.record().attempts.last().map_or(0, |a| a.sent_at);
-                        let answer = self.history.ask(query, need_facts, sent).await;
+                        let answer = self.history.ask(query, need_facts, sent, confirm_now).await;
                         let said = match &answer {
                             ConfirmAnswer::Appended { .. } => "appended",
                             ConfirmAnswer::NotAppended => "notAppended",

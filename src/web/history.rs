@@ -107,17 +107,26 @@ impl History {
     }
 
     /// History's word on `query`'s intent, whose last attempt was sent at
-    /// `not_before`: from the next look, or at once from a look made since.
+    /// `not_before`: from the next look, or at once from a look made since
+    /// (or, while history is down, that it does not answer); `now`: asked
+    /// by a person, looked at now.
     pub async fn ask(
         self: &Rc<Self>,
         query: ConfirmQuery,
         need_facts: bool,
         not_before: i64,
+        now: bool,
     ) -> ConfirmAnswer {
-        let ticket = self
-            .gate
-            .borrow_mut()
-            .ask(time::now(), query, need_facts, not_before);
+        let at = time::now();
+        let ticket = if now {
+            self.gate
+                .borrow_mut()
+                .ask_now(at, query, need_facts, not_before)
+        } else {
+            self.gate
+                .borrow_mut()
+                .ask(at, query, need_facts, not_before)
+        };
         let slot = Rc::new(Slot::default());
         self.slots.borrow_mut().push((ticket, slot.clone()));
         self.pump();
@@ -129,7 +138,7 @@ impl History {
     pub fn note(self: &Rc<Self>, queries: Vec<ConfirmQuery>) {
         let now = time::now();
         for query in queries {
-            self.gate.borrow_mut().ask(now, query, true, 0);
+            self.gate.borrow_mut().note(now, query, true);
         }
         self.pump();
     }

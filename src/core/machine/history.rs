@@ -13,7 +13,8 @@
 //!
 //! ```text
 //! let mut gate = HistoryGate::new(GateConfig::default(), seed);
-//! let ticket = gate.ask(now, query, need_facts, not_before);
+//! let ticket = gate.ask(now, query, need_facts, not_before); // a drive's
+//! gate.note(now, query, need_facts);                          // the probe's
 //! loop {
 //!     while let Some(look) = gate.poll_look(now) { /* ask history */ }
 //!     //   its answer           → handle_look(now, look.id, answer)
@@ -24,7 +25,7 @@
 //! }
 //! ```
 //!
-//! The rules of DESIGN §4 do not move: "not appended" is only ever what a
+//! The rules of DESIGN rule 4 do not move: "not appended" is only ever what a
 //! complete answer of history said about that very intent (its aggregate id
 //! *and* its requestId), in a look made after its last attempt was sent;
 //! a stream that names neither is no evidence; a question history could not
@@ -82,6 +83,15 @@ pub enum Availability {
     },
 }
 
+/// Who asks: a drive (told at once while history is down, unless a look
+/// is due), a person (looked at now), or the probe (waits for its look).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Asking {
+    Drive,
+    Person,
+    Probe,
+}
+
 /// A question's handle: its answer comes back with it.
 pub type Ticket = u64;
 
@@ -134,6 +144,8 @@ struct Question {
     query: ConfirmQuery,
     need_facts: bool,
     route: String,
+    /// Asked by a person (`confirm()`): looked at now, whatever the gate knows.
+    urgent: bool,
     /// The look it is in, while that look runs.
     look: Option<u64>,
 }
@@ -161,6 +173,8 @@ pub struct HistoryGate {
     /// Whether this gate looks while history is down (it holds the probe
     /// across tabs); it always looks while history is up.
     leads: bool,
+    /// Why the last look failed: what a question told at once hears.
+    last_why: String,
 }
 
 impl HistoryGate {
@@ -176,6 +190,7 @@ impl HistoryGate {
             next_ticket: 1,
             next_look: 1,
             leads: true,
+            last_why: String::new(),
         }
     }
 
@@ -189,17 +204,49 @@ impl HistoryGate {
         self.questions.len()
     }
 
-    /// Asks whether `query`'s intent was appended. `not_before`: when its
-    /// last attempt was sent; a look made before it says nothing about that
-    /// attempt. The answer comes from [`poll_answer`](Self::poll_answer):
-    /// at once when a look made since had it, or when the question cannot
-    /// be asked at all.
+    /// A drive asks whether `query`'s intent was appended. `not_before`:
+    /// when its last attempt was sent; a look made before it says nothing
+    /// about that attempt. The answer comes from
+    /// [`poll_answer`](Self::poll_answer): from the next look; at once when
+    /// a look made since had it, or when the question cannot be asked; and
+    /// at once while history is down, unless this gate's next look is due:
+    /// the intent is then unavailable, counts a failed try without a query,
+    /// and once escalated waits at rest for the probe ([`note`](Self::note)).
     pub fn ask(
         &mut self,
         now: i64,
         query: ConfirmQuery,
         need_facts: bool,
         not_before: i64,
+    ) -> Ticket {
+        self.question(now, query, need_facts, not_before, Asking::Drive)
+    }
+
+    /// A person asks (`confirm()`): the question is looked at now, even
+    /// while history is down and by a gate that does not lead the probe.
+    pub fn ask_now(
+        &mut self,
+        now: i64,
+        query: ConfirmQuery,
+        need_facts: bool,
+        not_before: i64,
+    ) -> Ticket {
+        self.question(now, query, need_facts, not_before, Asking::Person)
+    }
+
+    /// The probe asks about an intent waiting at rest: the question waits
+    /// for the next look, whatever history's state.
+    pub fn note(&mut self, now: i64, query: ConfirmQuery, need_facts: bool) -> Ticket {
+        self.question(now, query, need_facts, 0, Asking::Probe)
+    }
+
+    fn question(
+        &mut self,
+        now: i64,
+        query: ConfirmQuery,
+        need_facts: bool,
+        not_before: i64,
+        asking: Asking,
     ) -> Ticket {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -223,11 +270,20 @@ impl HistoryGate {
             self.answers.push((ticket, fresh.answer));
             return ticket;
         }
+        if let Availability::Down { next_look_at, .. } = self.availability {
+            let due = self.leads && now >= next_look_at;
+            if asking == Asking::Drive && !due {
+                let why = ConfirmAnswer::Unavailable(self.last_why.clone());
+                self.answers.push((ticket, why));
+                return ticket;
+            }
+        }
         self.questions.push(Question {
             ticket,
             query,
             need_facts,
             route,
+            urgent: asking == Asking::Person,
             look: None,
         });
         ticket
@@ -249,12 +305,12 @@ impl HistoryGate {
                 .any(|q| q.look.is_some() && route.is_none_or(|r| q.route == r))
         };
         let first = match self.availability {
-            Availability::Down { next_look_at, .. } => {
-                if !self.leads || now < next_look_at || running(None) {
-                    return None;
-                }
-                qs.iter().position(|q| q.look.is_none())?
+            // A person's question goes now; the rest when the probe's look is due.
+            Availability::Down { .. } if running(None) => return None,
+            Availability::Down { next_look_at, .. } if !self.leads || now < next_look_at => {
+                qs.iter().position(|q| q.look.is_none() && q.urgent)?
             }
+            Availability::Down { .. } => qs.iter().position(|q| q.look.is_none())?,
             Availability::Up => qs
                 .iter()
                 .position(|q| q.look.is_none() && !running(Some(&q.route)))?,
@@ -300,6 +356,7 @@ impl HistoryGate {
         let (said, complete) = match answer {
             LookAnswer::Unavailable(why) => {
                 self.failed(now);
+                self.last_why = why.clone();
                 // History is down for every question waiting, not only this look's.
                 return self.fail(Some(id), &why);
             }
@@ -344,18 +401,22 @@ impl HistoryGate {
                 next_look_at,
                 failures,
             } => {
+                // A gate's own schedule is never put off by another's: where
+                // each process leads its own probe (no Web Locks), the
+                // sooner look stands.
                 self.availability = match self.availability {
                     Availability::Down {
                         since: ours,
+                        next_look_at: our_next,
                         failures: f,
-                        ..
                     } => Availability::Down {
                         since: since.min(ours),
-                        next_look_at,
+                        next_look_at: next_look_at.min(our_next),
                         failures: failures.max(f),
                     },
                     Availability::Up => availability,
                 };
+                self.last_why = "history did not answer another tab's look".into();
                 self.fail(None, "history did not answer another tab's look");
             }
         }

@@ -60,6 +60,9 @@ pub struct MachineConfig {
     pub confirm_base_ms: u64,
     /// Use the SSE stage stream.
     pub stream: bool,
+    /// The drive was asked for by the caller (`confirm()`): each question
+    /// looks at history now, not at the probe's next look.
+    pub confirm_now: bool,
 }
 
 impl Default for MachineConfig {
@@ -72,6 +75,7 @@ impl Default for MachineConfig {
             max_confirms: 3,
             confirm_base_ms: 300,
             stream: false,
+            confirm_now: false,
         }
     }
 }
