@@ -3,6 +3,7 @@ import type {
   CallOptions, Command, CommandError, ConnectOptions, IntentFilter, IntentRecord, IntentState, Outcome, WowClient,
 } from "wow-command-client";
 
+/** `WowProvider`'s props: connect options, or a client the app connected itself. */
 export interface WowProviderProps {
   /** Read when the provider first mounts; give the provider a `key` to connect again with other options. */
   options?: ConnectOptions;
@@ -29,6 +30,7 @@ export type CommandFailure = CommandError | (Error & { code?: string });
 /** Where `useCommand`'s intent is: its journal state, or "idle" before a send and "failed" when the send was refused. */
 export type CommandState = "idle" | "failed" | IntentState;
 
+/** What `useCommand()` returns. */
 export interface UseCommand {
   /**
    * Sends through `client.send` and resolves to its Outcome (business outcomes do not throw; a refused

@@ -34,6 +34,7 @@ module() { # out-name, cargo feature arguments
   # skipLibCheck). Declaring the symbol merges with the lib where it has it,
   # so `using client = …` still type-checks there.
   sed -i '0,/^\/\* eslint-disable \*\//s//&\n\ndeclare global {\n  interface SymbolConstructor { readonly dispose: unique symbol }\n}/' "pkg/${name}.d.ts"
+  node scripts/document-dts.mjs "pkg/${name}.d.ts"
 }
 module wow_command_client
 module consumer --no-default-features --features consumer
@@ -99,7 +100,9 @@ cp worker/service-worker.js worker/service-worker.d.ts pkg/
 # The command generator (`npx wow-command-client generate`, Node only) and what a package carries.
 mkdir -p pkg/generator
 cp generator/generate.mjs generator/generate.d.ts generator/cli.mjs pkg/generator/
-cp README.md LICENSE pkg/
+# The README and the guides it links to, so its links resolve in node_modules too.
+cp README.md CONTRIBUTING.md LICENSE pkg/
+mkdir -p pkg/docs && cp docs/*.md pkg/docs/
 cat > pkg/index.d.ts <<'TS'
 export * from './wow_command_client.js';
 export { default } from './wow_command_client.js';
@@ -115,6 +118,7 @@ cat > pkg/package.json <<JSON
   "version": "${version}",
   "description": "Send commands to a Wow command gateway without ever losing or duplicating a business intent.",
   "license": "Apache-2.0",
+  "repository": { "type": "git", "url": "git+https://github.com/wow-command-client/wow-command-client.git" },
   "type": "module",
   "main": "index.js",
   "module": "index.js",
@@ -150,7 +154,7 @@ cat > pkg/package.json <<JSON
   "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true } },
   "engines": { "node": ">=18" },
   "sideEffects": ["./snippets/*", "./index.js", "./consumer-web.js", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
-  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "README.md", "LICENSE"]
+  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "docs/*.md", "README.md", "CONTRIBUTING.md", "LICENSE"]
 }
 JSON
 for api in wow_command_client consumer; do

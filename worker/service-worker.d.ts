@@ -3,6 +3,7 @@ import type { ConnectOptions, ResumeReport } from "./index.js";
 /** The Background Sync tag the page registers and the worker answers. */
 export declare const SYNC_TAG: "wow-command-client";
 
+/** What a drive in the worker did, for its namespace. */
 export interface BackgroundReport extends ResumeReport { namespace: string }
 
 /** `connect`'s options, without `storage` (the worker's journal is always IndexedDB). */

@@ -8,9 +8,13 @@ use wasm_bindgen::prelude::*;
 const SHARED: &'static str = r#"
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
+  /** The value stored under `key`, or null. */
   get(key: string): Promise<string | null> | string | null;
+  /** Stores `value` under `key`, durably once it resolves. */
   set(key: string, value: string): Promise<void> | void;
+  /** Removes `key` (absent is fine). */
   delete(key: string): Promise<void> | void;
+  /** Every key under `prefix`, or every `[key, value]` pair. */
   list(prefix: string): Promise<string[] | [string, string][]> | string[] | [string, string][];
   /** Atomic compare-and-swap on the stored record's revision, when the store has one. `flush`: the
    * write must be durable before it resolves (an unresolved intent, an effect); a store that always
@@ -25,6 +29,7 @@ export interface StorageAdapter {
 #[cfg(feature = "client")]
 #[wasm_bindgen(typescript_custom_section)]
 const CLIENT: &'static str = r#"
+/** How far a command has travelled: accepted by the bus, processed (its events stored), then the stages downstream. */
 export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
 /** Every error code Wow itself defines (its `ErrorCodes`); a context adds its own domain codes. */
 export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" | "IllegalState" | "RequestTimeout"
@@ -36,6 +41,7 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
   | "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
+/** How a call ended: succeeded, refused (rejected, conflict), or not known yet (unknown, escalated: confirmed later, never resent blindly). */
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
 /**
  * Where an intent stands. "queued": written, nothing sent, waiting while an earlier intent of its
@@ -44,6 +50,7 @@ export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | 
 export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated"
   | "queued" | "withdrawn";
 
+/** What a caller's `confirm` (or `confirmBatch`) is asked: did this aggregate append a stream with this requestId? */
 export interface ConfirmQuestion {
   aggregateId: string;
   requestId: string;
@@ -54,6 +61,7 @@ export interface ConfirmQuestion {
   needFacts: boolean;
 }
 
+/** A caller's confirmer's answer. */
 export interface ConfirmAnswer {
   /** true: appended; false: confirmed not appended. Throw when you cannot tell. */
   appended: boolean;
@@ -82,6 +90,7 @@ export interface HistoryStatus {
   waiting: number;
 }
 
+/** `WowClient.connect`'s options; only `baseUrl` is required. */
 export interface ConnectOptions {
   /** The gateway's absolute http(s) URL; command paths are appended to it. */
   baseUrl: string;
@@ -268,6 +277,7 @@ export interface DownstreamOptions extends CallOptions {
   check?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
 }
 
+/** What `checkDownstream` (or `awaitDownstream`'s `check`) is asked: has this stage caught up with the append? */
 export interface DownstreamQuestion {
   stage: CommandStage;
   intentId: string;
@@ -281,11 +291,13 @@ export interface DownstreamQuestion {
   version: number | null;
 }
 
+/** What `awaitDownstream` resolves to. */
 export interface DownstreamOutcome extends Outcome {
   /** The stage reached, or null when the wait ended first (then `downstreamPending` still names it). */
   downstreamReached: CommandStage | null;
 }
 
+/** A command to send: where it goes, its body, its wait, and the intent it is. */
 export interface Command {
   /** The aggregate it goes to; `id` may be left out on a create (one is made and kept with the intent). */
   aggregate: { contextAlias?: string; resource: string; id?: string; tenantId?: string; ownerId?: string };
@@ -325,9 +337,12 @@ export interface Command {
   headers?: Record<string, string>;
 }
 
+/** The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga). */
 export interface FunctionInfo { functionKind: string; contextName: string; processorName: string; name: string }
+/** A field the gateway's validation refused, and why. */
 export interface BindingError { name: string; msg: string }
 
+/** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
 export interface CommandResult {
   id: string;
   waitCommandId: string;
@@ -359,6 +374,7 @@ export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?
  */
 export type StreamElement = CommandResult | ErrorInfo;
 
+/** How a call ended, and what is known of its intent. */
 export interface Outcome {
   status: OutcomeStatus;
   intentId: string;
@@ -376,14 +392,20 @@ export interface Outcome {
   attempts: number;
 }
 
+/** `sendAndWaitStream`'s handle: every element as it arrives (`for await`), and the outcome at the end. */
 export interface ResultStream extends AsyncIterable<StreamElement> {
+  /** The same elements as a ReadableStream. */
   stream: ReadableStream<StreamElement>;
+  /** The outcome, once the stream is over. */
   outcome: Promise<Outcome>;
 }
 
+/** What `resume()` did: the outcomes of what it drove, and the intents another tab or worker was driving. */
 export interface ResumeReport { driven: Outcome[]; busy: string[] }
+/** An entry of the journal this build cannot read (damaged, or a newer build's), kept, never dropped. */
 export interface QuarantinedEntry { key: string; reason: string }
 
+/** An intent as the journal keeps it. */
 export interface IntentRecord {
   schemaVersion: number;
   namespace: string;
@@ -447,6 +469,7 @@ const CONSUMER: &'static str = r#"
 /** What `reconcile` answers after asking the external system. */
 export type Reconciliation = "done" | "run" | { done: unknown } | { run: true };
 
+/** `IdempotentConsumer.open`'s options. */
 export interface ConsumerOptions {
   /** The same choices as ConnectOptions.storage (default "indexedDB"). */
   storage?: "indexedDB" | "localStorage" | "memory" | StorageAdapter;
@@ -472,13 +495,17 @@ export interface ConsumerOptions {
   allowDuplicateEffects?: boolean;
 }
 
+/** One delivery's options, over the consumer's. */
 export interface HandleOptions {
+  /** Decides an effect that was started and never recorded done (over ConsumerOptions.reconcile). */
   reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
+  /** Overrides ConsumerOptions.maxWaitMs for this delivery. */
   maxWaitMs?: number;
   /** Overrides ConsumerOptions.effectTimeoutMs for this delivery. */
   effectTimeoutMs?: number;
 }
 
+/** An input identity's record in the consumer's store: started before the effect, done after it. */
 export interface EffectRecord {
   schemaVersion: number;
   namespace: string;
@@ -495,6 +522,7 @@ export interface EffectRecord {
   revision: number;
 }
 
+/** What `handle` resolves to. */
 export interface EffectOutcome<T = unknown> {
   /** ran: the effect ran now; skipped: it was done before; reconciled: reconciliation found it done. */
   status: "ran" | "skipped" | "reconciled";
@@ -505,13 +533,17 @@ export interface EffectOutcome<T = unknown> {
   record: EffectRecord;
 }
 
+/** Why a delivery failed (`EffectError.code`). */
 export type EffectErrorCode = "InvalidIdentity" | "InvalidOptions" | "StorageUnavailable" | "EffectFailed" | "EffectTimedOut"
   | "DoneNotRecorded" | "NeedsReconciliation" | "ReconcileFailed" | "Busy" | "Superseded" | "StorageCannotExclude";
 
 /** A failed delivery of an IdempotentConsumer. */
 export class EffectError extends Error {
+  /** Why it failed. */
   code: EffectErrorCode;
+  /** The input identity it was about, when there was one. */
   identity: string | null;
+  /** The identity's record as the delivery left it. */
   record: EffectRecord | null;
   /** DoneNotRecorded: what the effect returned. */
   result?: unknown;

@@ -7,9 +7,13 @@ declare global {
 
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
+    /** The value stored under `key`, or null. */
     get(key: string): Promise<string | null> | string | null;
+    /** Stores `value` under `key`, durably once it resolves. */
     set(key: string, value: string): Promise<void> | void;
+    /** Removes `key` (absent is fine). */
     delete(key: string): Promise<void> | void;
+    /** Every key under `prefix`, or every `[key, value]` pair. */
     list(prefix: string): Promise<string[] | [string, string][]> | string[] | [string, string][];
     /** Atomic compare-and-swap on the stored record's revision, when the store has one. `flush`: the
      * write must be durable before it resolves (an unresolved intent, an effect); a store that always
@@ -24,6 +28,7 @@ export interface StorageAdapter {
 /** What `reconcile` answers after asking the external system. */
 export type Reconciliation = "done" | "run" | { done: unknown } | { run: true };
 
+/** `IdempotentConsumer.open`'s options. */
 export interface ConsumerOptions {
     /** The same choices as ConnectOptions.storage (default "indexedDB"). */
     storage?: "indexedDB" | "localStorage" | "memory" | StorageAdapter;
@@ -49,13 +54,17 @@ export interface ConsumerOptions {
     allowDuplicateEffects?: boolean;
 }
 
+/** One delivery's options, over the consumer's. */
 export interface HandleOptions {
+    /** Decides an effect that was started and never recorded done (over ConsumerOptions.reconcile). */
     reconcile?: (identity: string, record: EffectRecord) => Reconciliation | Promise<Reconciliation>;
+    /** Overrides ConsumerOptions.maxWaitMs for this delivery. */
     maxWaitMs?: number;
     /** Overrides ConsumerOptions.effectTimeoutMs for this delivery. */
     effectTimeoutMs?: number;
 }
 
+/** An input identity's record in the consumer's store: started before the effect, done after it. */
 export interface EffectRecord {
     schemaVersion: number;
     namespace: string;
@@ -72,6 +81,7 @@ export interface EffectRecord {
     revision: number;
 }
 
+/** What `handle` resolves to. */
 export interface EffectOutcome<T = unknown> {
     /** ran: the effect ran now; skipped: it was done before; reconciled: reconciliation found it done. */
     status: "ran" | "skipped" | "reconciled";
@@ -82,13 +92,17 @@ export interface EffectOutcome<T = unknown> {
     record: EffectRecord;
 }
 
+/** Why a delivery failed (`EffectError.code`). */
 export type EffectErrorCode = "InvalidIdentity" | "InvalidOptions" | "StorageUnavailable" | "EffectFailed" | "EffectTimedOut"
 | "DoneNotRecorded" | "NeedsReconciliation" | "ReconcileFailed" | "Busy" | "Superseded" | "StorageCannotExclude";
 
 /** A failed delivery of an IdempotentConsumer. */
 export class EffectError extends Error {
+    /** Why it failed. */
     code: EffectErrorCode;
+    /** The input identity it was about, when there was one. */
     identity: string | null;
+    /** The identity's record as the delivery left it. */
     record: EffectRecord | null;
     /** DoneNotRecorded: what the effect returned. */
     result?: unknown;
@@ -101,7 +115,9 @@ export class EffectError extends Error {
  */
 export class IdempotentConsumer {
     private constructor();
+    /** Frees its memory in the module now, rather than when it is garbage-collected; what the journal holds stays there. */
     free(): void;
+    /** `free()`, for `using`. */
     [Symbol.dispose](): void;
     /**
      * The record of one identity, or null.
@@ -137,3 +153,4 @@ export class IdempotentConsumer {
     readonly namespace: string;
 }
 
+/** What `init()` loads the module from: its URL, a Response, its bytes, or a compiled WebAssembly.Module. */

@@ -7,9 +7,13 @@ declare global {
 
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
+    /** The value stored under `key`, or null. */
     get(key: string): Promise<string | null> | string | null;
+    /** Stores `value` under `key`, durably once it resolves. */
     set(key: string, value: string): Promise<void> | void;
+    /** Removes `key` (absent is fine). */
     delete(key: string): Promise<void> | void;
+    /** Every key under `prefix`, or every `[key, value]` pair. */
     list(prefix: string): Promise<string[] | [string, string][]> | string[] | [string, string][];
     /** Atomic compare-and-swap on the stored record's revision, when the store has one. `flush`: the
      * write must be durable before it resolves (an unresolved intent, an effect); a store that always
@@ -21,6 +25,7 @@ export interface StorageAdapter {
 
 
 
+/** How far a command has travelled: accepted by the bus, processed (its events stored), then the stages downstream. */
 export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
 /** Every error code Wow itself defines (its `ErrorCodes`); a context adds its own domain codes. */
 export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" | "IllegalState" | "RequestTimeout"
@@ -32,6 +37,7 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
 | "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
+/** How a call ended: succeeded, refused (rejected, conflict), or not known yet (unknown, escalated: confirmed later, never resent blindly). */
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
 /**
  * Where an intent stands. "queued": written, nothing sent, waiting while an earlier intent of its
@@ -40,6 +46,7 @@ export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | 
 export type IntentState = "pending" | "sending" | "unknown" | "succeeded" | "rejected" | "conflict" | "escalated"
 | "queued" | "withdrawn";
 
+/** What a caller's `confirm` (or `confirmBatch`) is asked: did this aggregate append a stream with this requestId? */
 export interface ConfirmQuestion {
     aggregateId: string;
     requestId: string;
@@ -50,6 +57,7 @@ export interface ConfirmQuestion {
     needFacts: boolean;
 }
 
+/** A caller's confirmer's answer. */
 export interface ConfirmAnswer {
     /** true: appended; false: confirmed not appended. Throw when you cannot tell. */
     appended: boolean;
@@ -78,6 +86,7 @@ export interface HistoryStatus {
     waiting: number;
 }
 
+/** `WowClient.connect`'s options; only `baseUrl` is required. */
 export interface ConnectOptions {
     /** The gateway's absolute http(s) URL; command paths are appended to it. */
     baseUrl: string;
@@ -264,6 +273,7 @@ export interface DownstreamOptions extends CallOptions {
     check?: (question: DownstreamQuestion) => boolean | Promise<boolean>;
 }
 
+/** What `checkDownstream` (or `awaitDownstream`'s `check`) is asked: has this stage caught up with the append? */
 export interface DownstreamQuestion {
     stage: CommandStage;
     intentId: string;
@@ -277,11 +287,13 @@ export interface DownstreamQuestion {
     version: number | null;
 }
 
+/** What `awaitDownstream` resolves to. */
 export interface DownstreamOutcome extends Outcome {
     /** The stage reached, or null when the wait ended first (then `downstreamPending` still names it). */
     downstreamReached: CommandStage | null;
 }
 
+/** A command to send: where it goes, its body, its wait, and the intent it is. */
 export interface Command {
     /** The aggregate it goes to; `id` may be left out on a create (one is made and kept with the intent). */
     aggregate: { contextAlias?: string; resource: string; id?: string; tenantId?: string; ownerId?: string };
@@ -321,9 +333,12 @@ export interface Command {
     headers?: Record<string, string>;
 }
 
+/** The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga). */
 export interface FunctionInfo { functionKind: string; contextName: string; processorName: string; name: string }
+/** A field the gateway's validation refused, and why. */
 export interface BindingError { name: string; msg: string }
 
+/** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
 export interface CommandResult {
     id: string;
     waitCommandId: string;
@@ -355,6 +370,7 @@ export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?
  */
 export type StreamElement = CommandResult | ErrorInfo;
 
+/** How a call ended, and what is known of its intent. */
 export interface Outcome {
     status: OutcomeStatus;
     intentId: string;
@@ -372,14 +388,20 @@ export interface Outcome {
     attempts: number;
 }
 
+/** `sendAndWaitStream`'s handle: every element as it arrives (`for await`), and the outcome at the end. */
 export interface ResultStream extends AsyncIterable<StreamElement> {
+    /** The same elements as a ReadableStream. */
     stream: ReadableStream<StreamElement>;
+    /** The outcome, once the stream is over. */
     outcome: Promise<Outcome>;
 }
 
+/** What `resume()` did: the outcomes of what it drove, and the intents another tab or worker was driving. */
 export interface ResumeReport { driven: Outcome[]; busy: string[] }
+/** An entry of the journal this build cannot read (damaged, or a newer build's), kept, never dropped. */
 export interface QuarantinedEntry { key: string; reason: string }
 
+/** An intent as the journal keeps it. */
 export interface IntentRecord {
     schemaVersion: number;
     namespace: string;
@@ -442,7 +464,9 @@ export class CommandError extends Error {
  */
 export class WowClient {
     private constructor();
+    /** Frees its memory in the module now, rather than when it is garbage-collected; what the journal holds stays there. */
     free(): void;
+    /** `free()`, for `using`. */
     [Symbol.dispose](): void;
     /**
      * Waits, without sending anything, for a stage past PROCESSED of an
@@ -566,3 +590,4 @@ export class WowClient {
     readonly persistence: Promise<boolean | null>;
 }
 
+/** What `init()` loads the module from: its URL, a Response, its bytes, or a compiled WebAssembly.Module. */

@@ -1,6 +1,6 @@
 //! The Wow command gateway's wire protocol, as plain data and pure functions.
 //!
-//! Everything here follows `wow-reference/PROTOCOL.md` (Wow v8.10.10); the
+//! Everything here follows `docs/protocol.md` (Wow v8.10.10); the
 //! section numbers in doc comments point into it.
 
 pub mod condition;

@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document of what the gateway serves, in the shape of the
-//! document a Wow service serves (`wow-reference/example-domain-openapi.json`):
+//! document a Wow service serves (`tests/fixtures/wow-8.10.10/example-domain-openapi.json`):
 //! operation ids `<context alias>.<aggregate>.<command>`, the `wow.*` header
 //! parameters and responses by `$ref`, one request-body schema per command,
 //! and per aggregate its state and its domain event stream. Built from the
