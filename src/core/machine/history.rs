@@ -47,6 +47,9 @@ pub struct GateConfig {
     /// an `IN` list and a limit of at most 1,000. A confirmer that takes one
     /// question at a time has 1.
     pub batch: usize,
+    /// How long a drive's question waits for the next look while history
+    /// is down: a blip is looked through, a longer outage is told at once.
+    pub wait_ms: u64,
 }
 
 impl Default for GateConfig {
@@ -55,6 +58,7 @@ impl Default for GateConfig {
             base_ms: 1_000,
             cap_ms: 30_000,
             batch: MAX_BATCH,
+            wait_ms: 5_000,
         }
     }
 }
@@ -209,9 +213,10 @@ impl HistoryGate {
     /// about that attempt. The answer comes from
     /// [`poll_answer`](Self::poll_answer): from the next look; at once when
     /// a look made since had it, or when the question cannot be asked; and
-    /// at once while history is down, unless this gate's next look is due:
-    /// the intent is then unavailable, counts a failed try without a query,
-    /// and once escalated waits at rest for the probe ([`note`](Self::note)).
+    /// at once while history is down and its next look is more than
+    /// [`GateConfig::wait_ms`] away: the intent counts a failed try without
+    /// a query, and once escalated waits at rest for the probe
+    /// ([`note`](Self::note)).
     pub fn ask(
         &mut self,
         now: i64,
@@ -271,8 +276,8 @@ impl HistoryGate {
             return ticket;
         }
         if let Availability::Down { next_look_at, .. } = self.availability {
-            let due = self.leads && now >= next_look_at;
-            if asking == Asking::Drive && !due {
+            let soon = next_look_at.saturating_sub(now) <= self.config.wait_ms as i64;
+            if asking == Asking::Drive && !soon {
                 let why = ConfirmAnswer::Unavailable(self.last_why.clone());
                 self.answers.push((ticket, why));
                 return ticket;

@@ -105,10 +105,12 @@ fn an_answer_cut_at_its_limit_is_evidence_only_for_what_it_holds() {
 
 #[test]
 fn while_history_is_down_one_look_at_a_time_decides_for_everyone() {
+    // wait_ms 0: every look is "far", so drives are told at once.
     let config = GateConfig {
         base_ms: 1_000,
         cap_ms: 30_000,
         batch: 1_000,
+        wait_ms: 0,
     };
     let mut gate = HistoryGate::new(config, 7);
     let first = gate.ask(0, query("account", "a0", "r0"), false, 0);
@@ -192,7 +194,13 @@ fn while_history_is_down_one_look_at_a_time_decides_for_everyone() {
 #[test]
 fn only_the_gate_that_leads_looks_while_history_is_down_and_others_hear_it() {
     let mut leader = HistoryGate::new(GateConfig::default(), 1);
-    let mut other = HistoryGate::new(GateConfig::default(), 2);
+    let mut other = HistoryGate::new(
+        GateConfig {
+            wait_ms: 0,
+            ..GateConfig::default()
+        },
+        2,
+    );
     leader.ask(0, query("account", "a", "r"), false, 0);
     let look = leader.poll_look(0).unwrap();
     leader.handle_look(1, look.id, unavailable("503"));
@@ -246,8 +254,56 @@ fn only_the_gate_that_leads_looks_while_history_is_down_and_others_hear_it() {
 }
 
 #[test]
+fn a_blip_is_looked_through_and_a_longer_outage_is_told_at_once() {
+    let mut gate = HistoryGate::new(GateConfig::default(), 5);
+    let mut now = 0;
+    let mut told_at_once = Vec::new();
+    for round in 0..8 {
+        let t = gate.ask(now, query("account", "a", "r"), false, 0);
+        let at_once = gate.poll_answer();
+        let far = match gate.availability() {
+            Availability::Down { next_look_at, .. } => next_look_at - now > 5_000,
+            Availability::Up => false,
+        };
+        assert_eq!(
+            at_once.is_some(),
+            far,
+            "round {round}: told at once only when the next look is far"
+        );
+        told_at_once.push(at_once.is_some());
+        if let Some((tt, _)) = at_once {
+            assert_eq!(tt, t);
+        } else {
+            // It waits: the next look is due (at once when up).
+            now = gate.poll_timeout().unwrap_or(now).max(now);
+            let look = gate.poll_look(now).expect("its look");
+            gate.handle_look(now, look.id, unavailable("503"));
+            assert_eq!(
+                answers(&mut gate),
+                [(t, ConfirmAnswer::Unavailable("503".into()))]
+            );
+        }
+        now += 100;
+    }
+    assert!(
+        !told_at_once[0] && !told_at_once[1],
+        "the first looks are waited for: {told_at_once:?}"
+    );
+    assert!(
+        told_at_once.iter().any(|x| *x),
+        "later, with the next look far, at once: {told_at_once:?}"
+    );
+}
+
+#[test]
 fn a_person_asking_looks_now_even_while_history_is_down_and_the_gate_does_not_lead() {
-    let mut gate = HistoryGate::new(GateConfig::default(), 1);
+    let mut gate = HistoryGate::new(
+        GateConfig {
+            wait_ms: 0,
+            ..GateConfig::default()
+        },
+        1,
+    );
     gate.ask(0, query("account", "a", "r"), false, 0);
     let look = gate.poll_look(0).unwrap();
     gate.handle_look(1, look.id, unavailable("503"));
@@ -301,6 +357,7 @@ fn the_probe_backs_off_to_its_cap_and_a_wake_looks_at_once() {
         base_ms: 1_000,
         cap_ms: 30_000,
         batch: 1_000,
+        ..GateConfig::default()
     };
     let mut gate = HistoryGate::new(config, 3);
     let mut now = 0;
@@ -425,7 +482,7 @@ mod simulation {
         /// and once history answers, everything waiting is answered.
         #[test]
         fn never_not_appended_without_history_saying_so(steps in prop::collection::vec(step(), 1..150), seed in any::<u64>()) {
-            let mut gate = HistoryGate::new(GateConfig { base_ms: 500, cap_ms: 8_000, batch: 5 }, seed);
+            let mut gate = HistoryGate::new(GateConfig { base_ms: 500, cap_ms: 8_000, batch: 5, ..GateConfig::default() }, seed);
             let mut now = 1_000_000i64;
             let mut appended: Vec<(String, String)> = Vec::new();
             let mut asked: std::collections::HashMap<Ticket, ((String, String), i64)> = Default::default();
