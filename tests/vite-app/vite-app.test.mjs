@@ -6,8 +6,9 @@
 // JS/TS code block of the README and of the guides in docs/ in `src/` (the
 // Vite config and the Service Worker blocks as the app's own). `tsc -b` and
 // `vite build` pass, and the bundle runs in Chromium against the gateway: the
-// README's first command (its outcome rendered), the React guide's app, and
-// the Service Worker guide's worker finishing a closed tab's intent.
+// README's first command (its outcome rendered), the React guide's app, the
+// Service Worker guide's worker finishing a closed tab's intent, and every
+// other block, the edge guide's Worker answering a request among them.
 //
 // The harness adds only what the README leaves to the app (the names in
 // `readme-globals.d.ts`, the gateway's origin for "https://gateway.example…")
@@ -98,7 +99,7 @@ const APP_GLOBALS = `Object.assign(globalThis, {
 });
 `;
 
-let app, dist, gateway, docGateway, browser, blocks, files;
+let app, dist, gateway, docGateway, browser, blocks, files, runnable;
 before(async () => {
   assert.ok(existsSync(join(deps, "create-vite")), "the Vite app's dependencies are installed (scripts/bootstrap.sh)");
   app = mkdtempSync(join(tmpdir(), "wow-vite-app-"));
@@ -138,6 +139,11 @@ before(async () => {
   const react = blocks.find((b) => b.code.includes("export const App"));
   const page = blocks.find((b) => b.code.includes("requestBackgroundSync()") && b.code.includes("register("));
   assert.ok(first?.file && react?.file && page?.file, "the README's first, the React and the Service Worker page examples");
+  // Every other block runs in the page, one after another (a test below), but
+  // a declaration and the edge handler that imports its platform's
+  // `wasm?module` (its bundler's, not Vite's; tests/edge runs that setup).
+  runnable = blocks.filter((b) => b.file && ![first, react, page].includes(b) && !/^export interface /.test(b.code)
+    && !b.code.includes("wasm?module"));
   // main.tsx runs the README's first example, renders its React app, and
   // registers its worker; the test drives the page through `window.wow`.
   writeFileSync(join(app, "src/main.tsx"), `import "./app-globals.ts";
@@ -145,8 +151,11 @@ import { createRoot } from "react-dom/client";
 import { WowClient } from "wow-command-client";
 import { App } from "./${react.file}";
 
-declare global { interface Window { wow: { WowClient: typeof WowClient; first: string; logs: string[] } } }
-window.wow = { WowClient, first: "running", logs: [] };
+type Block = () => Promise<Record<string, unknown>>;
+declare global { interface Window { wow: { WowClient: typeof WowClient; first: string; logs: string[]; blocks: Record<string, Block> } } }
+window.wow = { WowClient, first: "running", logs: [], blocks: {
+${runnable.map((b) => `  "${b.file}": () => import("./${b.file}"),`).join("\n")}
+} };
 const log = console.log;
 console.log = (...args: unknown[]) => { window.wow.logs.push(args.map(String).join(" ")); log(...args); };
 createRoot(document.getElementById("root")!).render(<App />);
@@ -286,4 +295,87 @@ test("in Chromium: the README's worker, built by Vite, finishes the intent a clo
   assert.deepEqual(seen, { state: "succeeded", attempts: 1 }, "the worker finished it");
   assert.equal(await gateway.stored("account", id, sent.requestId), 1, "confirmed from history, not sent again");
   await context.close();
+});
+
+test("in Chromium: every other block of the README and the guides runs against the gateway", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  try {
+    await page.goto(`${gateway.base}/`);
+    await until(page, () => window.wow && window.wow.first !== "running");
+    // What the guides leave to the app, made real: a connected client and an
+    // account its `command` locks, buttons, a read model that reads history,
+    // a mail API that remembers what it sent.
+    await page.evaluate(async () => {
+      const client = await window.wow.WowClient.connect({ baseUrl: location.origin, namespace: "guides" });
+      const id = `guide-${crypto.randomUUID()}`;
+      await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+        body: { name: id, balance: 100 } });
+      const element = (tag, text) => Object.assign(document.body.appendChild(document.createElement(tag)), { textContent: text });
+      const mails = new Map(), hints = [];
+      Object.assign(globalThis, {
+        client, command: { aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } },
+        baseUrl: location.origin, process: { env: { GATEWAY: location.origin } },
+        badge: element("output", ""), cancelButton: element("button", "cancel"), keepButton: element("button", "keep"),
+        signOutButton: element("button", "sign out"),
+        metrics: { recorded: [], record(kind, fields) { this.recorded.push({ kind, ...fields }); } },
+        user: { id: `user-${crypto.randomUUID()}` }, cartId: `cart-${crypto.randomUUID()}`,
+        address: { country: "China", province: "Shanghai", city: "Shanghai", district: "Pudong", detail: "1 Century Ave" },
+        shipped: { id: `shipment-${crypto.randomUUID()}`, email: "ada@example.com" },
+        mailApi: { mails, send: async (mail) => { mails.set(mail.idempotencyKey, mail); return { id: mail.idempotencyKey }; },
+          find: async (key) => mails.has(key) },
+        // The version a projection has reached: the aggregate's streams in history.
+        readModel: async (aggregateId) => ({ version: await (await fetch(`${location.origin}/account/event/count`, {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ operator: "AGGREGATE_ID", value: aggregateId }) })).json() }),
+        hints, showHint: (text) => hints.push(text), showProgressFor: (intentId) => hints.push(`progress of ${intentId}`),
+      });
+    });
+    const ran = [];
+    for (const b of runnable) {
+      const r = await page.evaluate(async (file) => {
+        try {
+          const m = await Promise.race([window.wow.blocks[file](),
+            new Promise((_, no) => setTimeout(() => no(new Error("it did not finish within 30 s")), 30_000))]);
+          return { exports: Object.keys(m) };
+        } catch (e) {
+          return { error: `${e?.name}: ${e?.message}${e?.code ? ` (code ${e.code})` : ""}` };
+        }
+      }, b.file);
+      assert.equal(r.error, undefined, `${b.doc}, under "${b.heading}" (${b.file}), threw: ${r.error}`);
+      ran.push(`${b.doc}: ${b.heading}`);
+    }
+    assert.ok(ran.length >= 12, `blocks run: ${ran.join("; ")}`);
+    const edge = runnable.find((b) => b.doc === "docs/edge.md" && b.code.includes("kvAdapter(env.JOURNAL)"));
+    assert.ok(edge, "the edge guide's Worker is among the blocks run");
+    // The edge guide's Worker answers a request, its journal in a KV namespace.
+    const answer = await page.evaluate(async (file) => {
+      const kv = new Map();
+      const JOURNAL = {
+        get: async (k) => kv.get(k) ?? null, put: async (k, v) => { kv.set(k, v); }, delete: async (k) => { kv.delete(k); },
+        list: async ({ prefix = "" }) => ({ keys: [...kv.keys()].filter((k) => k.startsWith(prefix)).map((name) => ({ name })), list_complete: true }),
+      };
+      const worker = (await window.wow.blocks[file]()).default;
+      const response = await worker.fetch(new Request("https://edge.example/", { method: "POST", body: JSON.stringify(globalThis.command) }),
+        { GATEWAY: location.origin, JOURNAL });
+      return { status: response.status, outcome: await response.json(), journal: kv.size };
+    }, edge.file);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.outcome.status, "succeeded", JSON.stringify(answer.outcome));
+    assert.ok(answer.journal >= 1, "the intent was written to the KV journal");
+    // The telemetry guide's subscription shows the next intent's state on its badge;
+    // the consumers guide sent its mail once, with the identity as its key.
+    const after = await page.evaluate(async () => {
+      await globalThis.client.send(globalThis.command);
+      for (let i = 0; i < 100 && !/: succeeded$/.test(globalThis.badge.textContent); i++) await new Promise((r) => setTimeout(r, 20));
+      return { badge: globalThis.badge.textContent, mails: [...globalThis.mailApi.mails.keys()], shipment: globalThis.shipped.id };
+    });
+    assert.match(after.badge, /^[\w-]+: succeeded$/);
+    assert.deepEqual(after.mails, [after.shipment]);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
 });
