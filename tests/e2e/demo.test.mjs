@@ -201,6 +201,9 @@ test("two locks in one scope with the first answer dropped: the second waits, qu
   // Newest first: the second lock's card is on top.
   const [second, first] = [page.locator(".card").nth(0), page.locator(".card").nth(1)];
   assert.match(await first.locator("h3").textContent(), /^Lock 1 /);
+  // The card learns its states from the journal's events, which may land after the call settled.
+  await page.waitForFunction(() => /succeeded/.test(document.querySelectorAll(".card [data-testid=states]")[1]?.textContent ?? ""),
+    null, { timeout: 10_000 }).catch(() => {});
   assert.match(await first.locator("[data-testid=states]").textContent(), /unknown → succeeded/, "the first's lost answer was confirmed");
   await page.waitForFunction(() => /queued → sending/.test(document.querySelector(".card [data-testid=states]")?.textContent ?? ""),
     null, { timeout: 10_000 });
