@@ -484,6 +484,51 @@ try {
   results.history = { n, idleS, escalating, idle, back, once };
   }
 
+  // ---- 4f. one lost answer ---------------------------------------------------
+  // `--lost 20`: creates one after another, each answered (clean) or with its
+  // answer lost after the append (the gateway drops it once), so the SDK
+  // confirms it against history; history is up. Wall time from send() to its
+  // outcome, and the event queries each lost answer cost: what the history
+  // gate must not slow (run against `--pkg` of an earlier build to compare).
+  if (wanted("lost")) {
+  const n = Number(args.lost ?? 20);
+  section(`4f. One lost answer: ${n} creates one after another, each clean or its answer lost after the append`);
+  const prefix = `lost-${Math.random().toString(36).slice(2, 8)}`;
+  await page.evaluate(async (ns) => {
+    const { WowClient } = await import("/pkg/index.js");
+    window.lostClient = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 10_000 });
+  }, prefix);
+  const create = (id) => page.evaluate(async (id) => {
+    const t0 = performance.now();
+    const o = await window.lostClient.send({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+      body: { name: id, balance: 1 } });
+    return { ms: performance.now() - t0, status: o.status };
+  }, id);
+  const rows = { clean: [], lost: [] };
+  let queries = 0, wrong = 0;
+  for (let i = 0; i < n; i++) {
+    for (const kind of rotated(["clean", "lost"], i)) {
+      const id = `${prefix}-${kind}-${i}`;
+      if (kind === "lost") await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
+      const r = await create(id);
+      if (r.status !== "succeeded") wrong++;
+      rows[kind].push(r.ms);
+      if (kind === "lost") {
+        await gateway.faults("DELETE");
+        const a = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${id}&since=0`)).json();
+        queries += a.arrivals.filter((x) => /\/event\/(count|list)$/.test(x.path)).length;
+      }
+    }
+  }
+  await page.evaluate(async () => { await window.lostClient.clear(); window.lostClient.free(); });
+  const stats = (k) => ({ name: k === "clean" ? "answered" : "answer lost, confirmed", p50: pct(rows[k], 50), p90: pct(rows[k], 90) });
+  const out = [stats("clean"), stats("lost")];
+  console.log(table(out, [["create", (r) => r.name], ["p50", (r) => ms(r.p50)], ["p90", (r) => ms(r.p90)],
+    ["/ answered (p50)", (r) => `${(r.p50 / out[0].p50).toFixed(2)}×`]]));
+  console.log(`event queries per lost answer: ${(queries / n).toFixed(2)}; outcomes other than succeeded: ${wrong}`);
+  results.lost = { n, rows, queries, wrong };
+  }
+
   // ---- 5. journal scale ---------------------------------------------------
   if (wanted("journal")) {
   section(`5. Journal scale: ${N.journal} persisted intents (IndexedDB)`);

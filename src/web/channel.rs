@@ -14,6 +14,14 @@ pub fn channel_name(namespace: &str) -> String {
     name
 }
 
+/// The channel of a namespace's history probe: its own, so that the
+/// intents' announcements (several per send) never wake its listener.
+pub fn history_channel_name(namespace: &str) -> String {
+    let mut name = String::from("wow-command-client-history/");
+    name.push_str(namespace);
+    name
+}
+
 #[wasm_bindgen(module = "/src/web/channel.js")]
 extern "C" {
     #[wasm_bindgen(js_name = channelOpen)]
@@ -45,14 +53,10 @@ pub struct Listener {
 }
 
 impl Listener {
-    /// Starts hearing `namespace`'s channel.
-    pub fn open(namespace: &str, f: impl FnMut(JsValue) + 'static) -> Listener {
+    /// Starts hearing the channel `name`.
+    pub fn open(name: &str, f: impl FnMut(JsValue) + 'static) -> Listener {
         let closure = Closure::<dyn FnMut(JsValue)>::new(f);
-        let stop = channel_listen(
-            &channel_name(namespace),
-            closure.as_ref().unchecked_ref(),
-            true,
-        );
+        let stop = channel_listen(name, closure.as_ref().unchecked_ref(), true);
         Listener {
             stop,
             _closure: closure,
@@ -108,8 +112,13 @@ impl Announcer {
     /// Opens the channel of `namespace` (where BroadcastChannel is missing,
     /// only this runtime's subscribers hear it).
     pub fn open(namespace: &str) -> Announcer {
+        Announcer::on(&channel_name(namespace))
+    }
+
+    /// Opens the channel `name`.
+    pub fn on(name: &str) -> Announcer {
         Announcer {
-            raw: channel_open(&channel_name(namespace)),
+            raw: channel_open(name),
         }
     }
 

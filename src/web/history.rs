@@ -16,7 +16,7 @@ use crate::core::protocol::{ConfirmQuery, JsonOut, ObjectWriter};
 use crate::core::text::text;
 use wasm_bindgen::prelude::*;
 
-use super::channel::Listener;
+use super::channel::{history_channel_name, Announcer, Listener};
 use super::driver::Client;
 use super::locks::{self, IntentLock, LockAttempt};
 use super::{random::random_u64, safe_read, time};
@@ -59,7 +59,8 @@ pub struct History {
     /// When the timer set last fires (a timer that finds another time here
     /// was replaced).
     timer_at: Cell<i64>,
-    heard: RefCell<Option<Listener>>,
+    /// Its ear and its voice on the namespace's probe channel.
+    channel: RefCell<Option<(Listener, Announcer)>>,
 }
 
 impl std::fmt::Debug for History {
@@ -89,7 +90,7 @@ impl History {
             probing: Cell::new(false),
             parked: Cell::new(false),
             timer_at: Cell::new(i64::MAX),
-            heard: RefCell::default(),
+            channel: RefCell::default(),
         })
     }
 
@@ -99,11 +100,13 @@ impl History {
         *self.client.borrow_mut() = Rc::downgrade(client);
         self.hooks.set(Some(hooks));
         let weak = Rc::downgrade(self);
-        *self.heard.borrow_mut() = Some(Listener::open(client.journal.namespace(), move |m| {
+        let name = history_channel_name(client.journal.namespace());
+        let ear = Listener::open(&name, move |m| {
             if let Some(me) = weak.upgrade() {
                 me.hear(&m);
             }
-        }));
+        });
+        *self.channel.borrow_mut() = Some((ear, Announcer::on(&name)));
     }
 
     /// History's word on `query`'s intent, whose last attempt was sent at
@@ -292,8 +295,8 @@ impl History {
                 .put("source", &self.source)
                 .put("from", &self.me);
             availability(&mut w, is).done();
-            if let Some(client) = &client {
-                client.announcer.post(&message.text);
+            if let Some((_, voice)) = &*self.channel.borrow() {
+                voice.post(&message.text);
             }
             self.changed(was, is, false);
         }

@@ -129,3 +129,39 @@ test("two tabs sharing the journal: one probe across them, the same totals", asy
   assert.ok(f.confirmedInMs <= 40_000, `all confirmed ${f.confirmedInMs} ms after history came back (≤ 40 s)`);
   assert.ok(f.back <= 10, `history back: ${f.back} queries (≤ 10)`);
 });
+
+test("a send's announcements never wake the history probe: it hears a channel of its own", async () => {
+  const context = await env.browser.newContext();
+  // Every message a BroadcastChannel of the page delivers, counted.
+  await context.addInitScript(() => {
+    const Channel = BroadcastChannel;
+    window.deliveries = 0;
+    globalThis.BroadcastChannel = class extends Channel {
+      set onmessage(f) { super.onmessage = (e) => { window.deliveries++; f(e); }; }
+      get onmessage() { return super.onmessage; }
+    };
+  });
+  const page = await tab(context, unique("quiet"));
+  const delivered = await page.evaluate(async (id) => {
+    await window.client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true,
+      body: { name: id, balance: 100 } });
+    for (let i = 0; i < 20; i++) {
+      await window.client.sendAndWait({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } });
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    return window.deliveries;
+  }, unique("acct"));
+  // The intents' own channel is still heard by whoever subscribes.
+  const heard = await page.evaluate(async () => {
+    const events = [];
+    const stop = window.client.subscribe((e) => events.push(e.state));
+    await window.client.send({ aggregate: { resource: "account", id: `${crypto.randomUUID()}` }, action: "create_account",
+      create: true, body: { name: "x", balance: 1 } });
+    await new Promise((r) => setTimeout(r, 200));
+    stop();
+    return events;
+  });
+  assert.equal(delivered, 0, "21 sends woke no listener of the page (the probe's listened to every announcement: 2 a send)");
+  assert.ok(heard.includes("succeeded"), `a subscriber hears the intents: ${heard}`);
+  await context.close();
+});
