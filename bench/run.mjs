@@ -502,10 +502,10 @@ try {
     const t0 = performance.now();
     const o = await window.lostClient.send({ aggregate: { resource: "account", id }, action: "create_account", create: true,
       body: { name: id, balance: 1 } });
-    return { ms: performance.now() - t0, status: o.status };
+    return { ms: performance.now() - t0, status: o.status, attempts: o.attempts, requestId: o.requestId };
   }, id);
   const rows = { clean: [], lost: [] };
-  let queries = 0, wrong = 0;
+  let queries = 0, wrong = 0, attempts = 0, arrived = 0, once = 0;
   for (let i = 0; i < n; i++) {
     for (const kind of rotated(["clean", "lost"], i)) {
       const id = `${prefix}-${kind}-${i}`;
@@ -517,6 +517,10 @@ try {
         await gateway.faults("DELETE");
         const a = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${id}&since=0`)).json();
         queries += a.arrivals.filter((x) => /\/event\/(count|list)$/.test(x.path)).length;
+        arrived += (await (await fetch(`${gateway.base}/__gateway/arrivals?requestId=${r.requestId}&since=0`)).json())
+          .arrivals.filter((x) => x.path.endsWith("/create_account")).length;
+        attempts += r.attempts;
+        if ((await gateway.stored("account", id, r.requestId)) === 1) once++;
       }
     }
   }
@@ -525,8 +529,11 @@ try {
   const out = [stats("clean"), stats("lost")];
   console.log(table(out, [["create", (r) => r.name], ["p50", (r) => ms(r.p50)], ["p90", (r) => ms(r.p90)],
     ["/ answered (p50)", (r) => `${(r.p50 / out[0].p50).toFixed(2)}×`]]));
-  console.log(`event queries per lost answer: ${(queries / n).toFixed(2)}; outcomes other than succeeded: ${wrong}`);
-  results.lost = { n, rows, queries, wrong };
+  console.log(`per lost answer: ${(queries / n).toFixed(2)} event queries, ${(attempts / n).toFixed(2)} attempts by the SDK, ` +
+    `${(arrived / n).toFixed(2)} creates arrived; ${once} of ${n} in history once; outcomes other than succeeded: ${wrong}`);
+  console.log("(a browser may resend a POST itself when a reused connection closes unanswered: the gateway refuses the copy " +
+    "DuplicateRequestId, a 400 in the page's console, and the SDK asks history)");
+  results.lost = { n, rows, queries, wrong, attempts, arrived, once };
   }
 
   // ---- 5. journal scale ---------------------------------------------------
