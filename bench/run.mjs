@@ -428,6 +428,10 @@ try {
   results.scope = { n, runs };
   }
 
+  /** What reached the gateway (its arrivals log; `query`: `contains=…`, `requestId=…`, `since=…`). */
+  const arrivals = async (query) => (await fetch(`${gateway.base}/__gateway/arrivals?${query}`)).json();
+  const isEventQuery = (a) => /\/event\/(count|list)$/.test(a.path);
+
   // ---- 4e. history down -----------------------------------------------------
   // `--escalated 100 --idle 60`: N creates whose answers are lost while the
   // event history is down (every query fails), so all escalate; an idle
@@ -439,8 +443,8 @@ try {
   section(`4e. History down: ${n} lost answers escalate, ${idleS} s idle, then history is back`);
   const prefix = `hist-${Math.random().toString(36).slice(2, 8)}`;
   const queries = async (since) => {
-    const r = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${prefix}&since=${since}`)).json();
-    return { n: r.arrivals.filter((a) => /\/event\/(count|list)$/.test(a.path)).length, next: r.next };
+    const r = await arrivals(`contains=${prefix}&since=${since}`);
+    return { n: r.arrivals.filter(isEventQuery).length, next: r.next };
   };
   const states = () => page.evaluate(async () => (await window.historyClient.intents()).map((r) => r.state));
   await page.evaluate(async (ns) => {
@@ -515,10 +519,8 @@ try {
       rows[kind].push(r.ms);
       if (kind === "lost") {
         await gateway.faults("DELETE");
-        const a = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${id}&since=0`)).json();
-        queries += a.arrivals.filter((x) => /\/event\/(count|list)$/.test(x.path)).length;
-        arrived += (await (await fetch(`${gateway.base}/__gateway/arrivals?requestId=${r.requestId}&since=0`)).json())
-          .arrivals.filter((x) => x.path.endsWith("/create_account")).length;
+        queries += (await arrivals(`contains=${id}&since=0`)).arrivals.filter(isEventQuery).length;
+        arrived += (await arrivals(`requestId=${r.requestId}&since=0`)).arrivals.filter((x) => x.path.endsWith("/create_account")).length;
         attempts += r.attempts;
         if ((await gateway.stored("account", id, r.requestId)) === 1) once++;
       }
