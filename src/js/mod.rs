@@ -19,12 +19,19 @@ use wasm_bindgen::JsValue;
 /// instantiation of the futures machinery instead of one per method.
 type Call = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 
-/// The promise an exported async method returns.
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    fn hold(promise: &js_sys::Promise) -> js_sys::Promise;
+}
+
+/// The promise an exported async method returns: while it is pending it
+/// keeps a server process alive (`hold` in `runtime.js`), whatever its
+/// future waits on inside.
 pub(crate) fn promise(
     call: impl Future<Output = Result<JsValue, JsValue>> + 'static,
 ) -> js_sys::Promise {
     let call: Call = Box::pin(call);
-    wasm_bindgen_futures::future_to_promise(call)
+    hold(&wasm_bindgen_futures::future_to_promise(call))
 }
 
 /// Runs `task` in the background (its result is the task's own business).

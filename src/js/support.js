@@ -1,4 +1,4 @@
-import { callWithin } from "../web/runtime.js";
+import { callWithin, hold } from "../web/runtime.js";
 import { channelListen } from "../web/channel.js";
 
 // The JS-side pieces of the API: the typed error class and the result
@@ -47,7 +47,8 @@ export const configError = (message) => TypeError(`WowClient.connect: ${message}
 export function makeResultStream(watch) {
   let controller, settle, open = true;
   const stream = new ReadableStream({ start(c) { controller = c; } });
-  const outcome = new Promise((resolve) => { settle = resolve; });
+  // Held like every other call's promise (runtime.js): a process waits for the stream's end.
+  const outcome = hold(new Promise((resolve) => { settle = resolve; }));
   const handle = {
     stream,
     outcome,

@@ -4,9 +4,16 @@
 
 const local = new Map(); // channel name -> Set of listeners, where there is no BroadcastChannel
 
+// A BroadcastChannel where it cannot keep a server process alive: browsers
+// and their workers, and runtimes whose channels can be unref'd (Node.js,
+// Bun). Deno's cannot (an open one holds the process after its work is
+// done): there, as where there is none, this runtime's clients hear each other.
+const Channel = typeof BroadcastChannel === "function" && ("unref" in BroadcastChannel.prototype || !globalThis.Deno)
+  ? BroadcastChannel : undefined;
+
 export function channelOpen(name) {
-  if (typeof BroadcastChannel === "undefined") return { name };
-  const channel = new BroadcastChannel(name);
+  if (!Channel) return { name };
+  const channel = new Channel(name);
   // Node.js: an open channel would keep the process alive after its work.
   if (typeof channel.unref === "function") channel.unref();
   return { name, channel };
@@ -42,13 +49,13 @@ export function channelClose(open) {
 // channel with a listener keeps the process alive (setting `onmessage`
 // refs it), unless it is the SDK's own (`background`), which must not.
 export function channelListen(name, listener, background) {
-  if (typeof BroadcastChannel === "undefined") {
+  if (!Channel) {
     if (!local.has(name)) local.set(name, new Set());
     const own = (data) => listener(data);
     local.get(name).add(own);
     return () => { local.get(name)?.delete(own); };
   }
-  const channel = new BroadcastChannel(name);
+  const channel = new Channel(name);
   channel.onmessage = (e) => listener(e.data);
   if (background && typeof channel.unref === "function") channel.unref();
   return () => channel.close();

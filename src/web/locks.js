@@ -1,4 +1,5 @@
 // Web Locks, kept to what the SDK needs (src/web/locks.rs).
+import { unref } from "./runtime.js";
 
 // Resolves to a release function when the lock was free, to null when
 // another tab or worker holds it, and to undefined when the Locks API is
@@ -28,7 +29,9 @@ export function lockWait(name, timeoutMs) {
   const locks = globalThis.navigator && globalThis.navigator.locks;
   if (!locks) return Promise.resolve(undefined);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), Math.min(Math.max(0, timeoutMs), 2147483647));
+  // Unref'd: a call waiting for a lock is held alive by its own pending
+  // promise (runtime.js `hold`), and the history probe's wait must not hold a process.
+  const timer = unref(setTimeout(() => controller.abort(), Math.min(Math.max(0, timeoutMs), 2147483647)));
   return new Promise((resolve) => {
     const refused = (e) => { clearTimeout(timer); resolve(e && e.name === "AbortError" ? null : undefined); };
     try {
@@ -42,4 +45,13 @@ export function lockWait(name, timeoutMs) {
       refused(e);
     }
   });
+}
+
+// A lock for background work no caller waits on (the history probe's): in
+// a page or a worker, as `lockWait` with no end; in a server process
+// (Node.js, Deno, Bun) undefined, as where there are no Web Locks: there a
+// held lock would keep the process alive after its calls have settled, and
+// each process leads its own probe.
+export function lockBackground(name) {
+  return globalThis.document || globalThis.WorkerGlobalScope ? lockWait(name, 2147483647) : Promise.resolve(undefined);
 }

@@ -12,6 +12,8 @@ extern "C" {
     fn lock_try(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = lockWait)]
     fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = lockBackground)]
+    fn lock_background(name: &str) -> js_sys::Promise;
 }
 
 #[wasm_bindgen(module = "/src/web/local_lock.js")]
@@ -49,10 +51,11 @@ pub async fn named_lock(name: &str, timeout_ms: u64) -> Option<IntentLock> {
 }
 
 /// Waits, as long as it takes, for the lock `name` across tabs and
-/// workers: held, or unsupported where there are no Web Locks (a lock of
-/// this process alone would keep a Node.js process alive while it waits).
+/// workers, for background work: held, or unsupported where there are no
+/// Web Locks and in a server process (`lockBackground` in `locks.js`: a lock
+/// held there would keep the process alive when no call is pending).
 pub async fn wait_forever(name: &str) -> LockAttempt {
-    match JsFuture::from(lock_wait(name, f64::from(i32::MAX))).await {
+    match JsFuture::from(lock_background(name)).await {
         Ok(value) => attempt_from(value),
         Err(_) => LockAttempt::Unsupported,
     }

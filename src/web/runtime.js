@@ -2,10 +2,31 @@
 
 // Timers take at most 2^31 - 1 ms: a longer delay would fire at once.
 const delay = (ms) => Math.min(Math.max(0, ms), 2147483647);
-// `idle`: a pause of work nobody waits for (an escalated intent asked again
-// later), which in Node.js does not keep the process alive.
+
+// A timer that does not keep a Node.js, Bun or Deno process alive (Deno's
+// setTimeout returns a number, unref'd through Deno.unrefTimer).
+export function unref(timer) {
+  if (typeof timer === "number") globalThis.Deno?.unrefTimer?.(timer);
+  else timer?.unref?.();
+  return timer;
+}
+
+// `idle`: a pause of work no caller waits for (the history probe's next
+// look), which does not keep a server process alive: only a pending call does.
 export function sleepMs(ms, idle) {
-  return new Promise((r) => { const t = setTimeout(r, delay(ms)); if (idle) t?.unref?.(); });
+  return new Promise((r) => { const t = setTimeout(r, delay(ms)); if (idle) unref(t); });
+}
+
+// Every pending call keeps a server process alive until it settles, as a
+// pending fetch would, whatever it waits on inside (an unref'd timer, the
+// history probe): one ref'd timer while any call is pending. Browsers keep
+// their pages alive anyway.
+let pending = 0, alive;
+export function hold(promise) {
+  if (pending++ === 0) alive = setInterval(() => {}, 1 << 30);
+  const done = () => { if (--pending === 0) clearInterval(alive); };
+  promise.then(done, done);
+  return promise;
 }
 
 // Shortest round-trip digits, for the fingerprints' float text (src/web/mod.rs).

@@ -59,6 +59,3 @@ if (mode === "race") {
 } else {
   await clientMode(WowClient, { mode, storage, namespace, baseUrl, arg, print });
 }
-// Deno and Bun have no BroadcastChannel.unref(): the client's open channel
-// would keep them running after the work is done.
-process.exit(0);
