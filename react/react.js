@@ -167,6 +167,9 @@ export function useIntent(intent) {
  * read. The same array while nothing in it changed.
  */
 export function useIntents(filter) {
+  // Read as `client.subscribe` reads its filter: an unknown key is a mistake, not a filter of nothing.
+  const unknown = filter == null ? undefined : Object.keys(filter).find((k) => !FILTER_KEYS.includes(k));
+  if (unknown !== undefined) throw TypeError(`useIntents: filter.${unknown} is not an option (known: ${FILTER_KEYS.join(", ")})`);
   const { intentId, intentKey, states } = filter ?? {};
   const key = JSON.stringify([intentId ?? null, intentKey ?? null, states ?? null]);
   const records = useJournal("useIntents");
@@ -181,6 +184,7 @@ export function useIntents(filter) {
   }, [records, key]);
 }
 const EMPTY = Object.freeze([]);
+const FILTER_KEYS = ["intentId", "intentKey", "states"];
 
 /** The provider's journal store, as a snapshot: the records oldest first, or undefined before the first read. */
 function useJournal(hook) {

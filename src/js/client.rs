@@ -26,12 +26,11 @@ use crate::web::{object_to_js, time, to_js};
 extern "C" {
     #[wasm_bindgen(js_name = makeCommandError)]
     fn make_command_error(outcome: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = configError)]
-    fn config_error_of(message: &str) -> JsValue;
+    fn mistake(call: &str, message: &str) -> JsValue;
     #[wasm_bindgen(js_name = makeResultStream)]
     fn make_result_stream(watch: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = watchFor, catch)]
-    fn watch_for(options: &JsValue) -> Result<JsValue, JsValue>;
+    fn watch_for(options: &JsValue, call: &str) -> Result<JsValue, JsValue>;
     fn abortable(promise: &js_sys::Promise, watch: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = subscribeIntents, catch)]
     fn subscribe_intents(
@@ -49,14 +48,15 @@ extern "C" {
     ) -> js_sys::Promise;
 }
 
-/// Reads a call's `{ signal }` (in `support.js`): the object its drive
+/// Reads call `call`'s options (in `support.js`): the object its drive
 /// leaves the latest record in (`watch.outcome`), so an abort can say what
 /// was sent, or `None` when there is no signal. `Err` is the error the call
-/// fails with at once, before anything is started: options it cannot take,
-/// or a signal aborted already.
-fn waiting(options: &Option<JsValue>) -> Result<Option<JsValue>, JsValue> {
+/// fails with at once, before anything is started: a `TypeError` for
+/// options it cannot take (an unknown key among them), or a signal aborted
+/// already.
+fn waiting(options: &Option<JsValue>, call: &str) -> Result<Option<JsValue>, JsValue> {
     let none = JsValue::UNDEFINED;
-    watch_for(options.as_ref().unwrap_or(&none)).map(|w| (!w.is_undefined()).then_some(w))
+    watch_for(options.as_ref().unwrap_or(&none), call).map(|w| (!w.is_undefined()).then_some(w))
 }
 
 /// `promise`, or the wait for it that the watch's signal can end.
@@ -69,8 +69,8 @@ fn ended_by(promise: js_sys::Promise, watch: &Option<JsValue>) -> js_sys::Promis
 
 /// Reads a call's options, or returns from the call with its error.
 macro_rules! waiting {
-    ($options:expr) => {
-        match waiting(&$options) {
+    ($options:expr, $call:expr) => {
+        match waiting(&$options, $call) {
             Ok(w) => w,
             Err(e) => return js_sys::Promise::reject(&e),
         }
@@ -129,7 +129,7 @@ fn invalid(message: String) -> JsValue {
 /// answers a bad argument. No intent exists yet, so no CommandError (it
 /// carries an outcome, as if a command had been judged).
 fn config_error(message: String) -> JsValue {
-    config_error_of(&message)
+    mistake("WowClient.connect", &message)
 }
 
 fn journal_error(e: JournalError) -> JsValue {
@@ -193,7 +193,7 @@ impl WowClient {
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "sendAndWait");
         let (me, watch) = (self.shared(), waiting.clone());
         let promise = super::promise(async move {
             let outcome = me.run(command, false, &mut |_| {}, watch.as_ref()).await?;
@@ -214,7 +214,7 @@ impl WowClient {
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "send");
         let (me, watch) = (self.shared(), waiting.clone());
         let promise = super::promise(async move {
             Ok(to_js(
@@ -233,8 +233,17 @@ impl WowClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
-    ) -> JsValue {
-        let waiting = waiting(&options);
+    ) -> Result<JsValue, JsValue> {
+        let waiting = waiting(&options, "sendAndWaitStream");
+        // A mistake in the options (a TypeError) is thrown, as by a
+        // platform API, before any stream is made; an aborted signal ends
+        // the handle's stream.
+        if let Err(e) = &waiting {
+            let detail = js_sys::Reflect::get(e, &"detail".into()).unwrap_or(JsValue::UNDEFINED);
+            if detail.is_undefined() {
+                return Err(e.clone());
+            }
+        }
         let watch = match &waiting {
             Ok(Some(w)) => w.clone(),
             _ => JsValue::UNDEFINED,
@@ -247,7 +256,7 @@ impl WowClient {
         if let Err(e) = waiting {
             let detail = js_sys::Reflect::get(&e, &"detail".into()).unwrap_or(JsValue::NULL);
             let _ = finish.call2(&JsValue::NULL, &detail, &e);
-            return handle;
+            return Ok(handle);
         }
         let watch = (!watch.is_undefined()).then_some(watch);
         let me = self.shared();
@@ -289,7 +298,7 @@ impl WowClient {
                 }
             }
         });
-        handle
+        Ok(handle)
     }
 
     /// Drives every persisted unresolved intent of this namespace: each under
@@ -299,7 +308,7 @@ impl WowClient {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "resume");
         let inner = self.inner.clone();
         inner.history.wake();
         ended_by(
@@ -355,7 +364,7 @@ impl WowClient {
         #[wasm_bindgen(unchecked_param_type = "string")] intent: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "confirm");
         let (me, watch) = (self.shared(), waiting.clone());
         let promise = super::promise(async move { me.confirm_now(intent, watch).await });
         ended_by(promise, &waiting)
@@ -372,7 +381,7 @@ impl WowClient {
         decision: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "retry");
         let (me, watch) = (self.shared(), waiting.clone());
         let promise = super::promise(async move { me.retry_now(intent, decision, watch).await });
         ended_by(promise, &waiting)
@@ -392,7 +401,7 @@ impl WowClient {
             JsValue,
         >,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "awaitDownstream");
         let me = self.shared();
         let options = options.unwrap_or(JsValue::UNDEFINED);
         let promise = super::promise(async move { me.downstream_now(intent, options).await });
@@ -504,7 +513,7 @@ impl WowClient {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "CallOptions")] options: Option<JsValue>,
     ) -> js_sys::Promise {
-        let waiting = waiting!(options);
+        let waiting = waiting!(options, "requestPersistentStorage");
         let answer = indexed_db::persistence(true);
         *self.persistence.borrow_mut() = answer.clone();
         ended_by(answer, &waiting)
@@ -732,8 +741,12 @@ impl WowClient {
             None
         } else {
             input::CallerFields::of("decision", &decision)
-                .and_then(|d| d.finish(d.count("expectedVersion")))
-                .map_err(invalid)?
+                .and_then(|d| {
+                    let expected = d.count("expectedVersion");
+                    d.known();
+                    d.finish(expected)
+                })
+                .map_err(|e| mistake("retry", &e))?
         };
         let expected = expected.map(|v| v as i64);
         let record = self

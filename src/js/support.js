@@ -37,8 +37,29 @@ export function makeCommandError(outcome) {
   return new CommandError(outcome);
 }
 
-/** A mistake in connect's options: a TypeError, as a platform API answers a bad argument. */
-export const configError = (message) => TypeError(`WowClient.connect: ${message}`);
+/**
+ * A mistake in a call's arguments (connect's options, a call's options, a
+ * decision, a filter): a TypeError naming the call, as a platform API
+ * answers a bad argument. No command was judged, so no CommandError.
+ */
+export const mistake = (call, message) => TypeError(`${call}: ${message}`);
+
+// A command's fields (the command reader's, in src/js/input.rs; the
+// first-hour test holds the two lists together): a call option spelt as one
+// of them is told where it goes.
+const COMMAND_FIELDS = ["aggregate", "action", "method", "path", "body", "intentKey", "scope", "waitStage", "waitContext",
+  "waitProcessor", "waitFunction", "waitTailStage", "expectedVersion", "timeoutMs", "waitTimeoutMs", "headers", "create", "idInPath"];
+
+/** Refuses the first own key of `object` (`what` in messages) that is not in `known`. */
+export function onlyKnown(call, what, object, known) {
+  let keys;
+  try { keys = Object.keys(object); } catch { throw mistake(call, `${what} could not be read`); }
+  const key = keys.find((k) => !known.includes(k));
+  if (key !== undefined) {
+    throw mistake(call, `${what}.${key} is not an option (known: ${known.join(", ")})` +
+      (COMMAND_FIELDS.includes(key) ? `; \`${key}\` is a field of the command` : ""));
+  }
+}
 
 // A handle that is both an async iterable and a ReadableStream of results,
 // plus `outcome`, a promise of the final Outcome. Read it one way or the
@@ -76,18 +97,21 @@ export function makeResultStream(watch) {
 // fails before anything is started.
 // `onIntent` makes a watch too: the drive's first record written
 // (`watch.outcome = …`) tells it the intent's id, once.
-export function watchFor(options) {
+// `call` names the method in its mistakes (awaitDownstream takes its
+// DownstreamOptions beside the CallOptions).
+export function watchFor(options, call) {
   if (options == null) return undefined;
+  if (Object(options) !== options) throw mistake(call, "options must be an object");
+  onlyKnown(call, "options", options, ["signal", "onIntent", ...(call === "awaitDownstream" ? ["stage", "timeoutMs", "check"] : [])]);
   let signal, aborted, listen, onIntent;
   try {
-    if (Object(options) !== options) throw 0;
     ({ signal, onIntent } = options);
     if (signal != null) ({ aborted, addEventListener: listen } = signal);
   } catch {
-    invalid(Object(options) === options ? "options.signal could not be read" : "options must be an object");
+    throw mistake(call, "options.signal could not be read");
   }
-  if (onIntent != null && typeof onIntent !== "function") invalid("options.onIntent must be a function");
-  if (signal != null && (typeof aborted !== "boolean" || typeof listen !== "function")) invalid("options.signal must be an AbortSignal");
+  if (onIntent != null && typeof onIntent !== "function") throw mistake(call, "options.onIntent must be a function");
+  if (signal != null && (typeof aborted !== "boolean" || typeof listen !== "function")) throw mistake(call, "options.signal must be an AbortSignal");
   if (signal == null && onIntent == null) return undefined;
   // The drive writes each record it writes to `watch.outcome`; it is kept as `watch.last`.
   const watch = {
@@ -153,21 +177,22 @@ const STAGES = ["SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "
 export async function awaitDownstream(plan, options, checkDefault, headers, withinMs) {
   const { outcome, aggregate } = plan;
   let stage, timeoutMs, check;
+  const call = "awaitDownstream";
   try {
     // undefined and null are "not given", as for every other option.
     const o = options ?? {};
     stage = o.stage ?? plan.waitStage;
     timeoutMs = o.timeoutMs ?? plan.timeoutMs;
     check = o.check ?? checkDefault;
-  } catch { invalid("options could not be read"); }
-  if (!STAGES.includes(stage)) invalid(`unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) invalid("options.timeoutMs must be a non-negative integer");
-  if (check != null && typeof check !== "function") invalid("options.check must be a function");
+  } catch { throw mistake(call, "options could not be read"); }
+  if (!STAGES.includes(stage)) throw mistake(call, `unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw mistake(call, "options.timeoutMs must be a non-negative integer");
+  if (check != null && typeof check !== "function") throw mistake(call, "options.check must be a function");
   if (outcome.status !== "succeeded") {
     invalid(`intent \`${outcome.intentId}\` is ${outcome.status}, not confirmed appended: awaitDownstream waits only for what was appended`);
   }
   const rank = STAGES.indexOf(stage);
-  if (rank > 2 && !check) invalid(`awaitDownstream for ${stage} needs a \`check\` function (or the \`checkDownstream\` connect option)`);
+  if (rank > 2 && !check) throw mistake(call, `${stage} needs a \`check\` function (or the \`checkDownstream\` connect option)`);
   const version = outcome.appendedVersion;
   const question = { stage, intentId: outcome.intentId, requestId: outcome.requestId, ...aggregate, version };
   // Appended is PROCESSED.
@@ -202,8 +227,8 @@ export async function awaitDownstream(plan, options, checkDefault, headers, with
 // intent (a lower revision) is dropped. A listener that throws is ignored:
 // it changes nothing for the intents or the other listeners.
 export function subscribeIntents(channelName, listener, filter) {
-  if (typeof listener !== "function") invalid("subscribe(listener): listener must be a function");
-  const want = intentFilter(filter);
+  if (typeof listener !== "function") throw mistake("subscribe", "listener must be a function");
+  const want = intentFilter("subscribe", filter);
   const delivered = new Map(); // intentId -> the newest revision delivered
   return channelListen(channelName, (data) => {
     if (!data || typeof data.intentId !== "string" || typeof data.state !== "string") return;
@@ -221,20 +246,22 @@ export function subscribeIntents(channelName, listener, filter) {
   });
 }
 
-function intentFilter(filter) {
+// The filter of `subscribe` (and of the React hook `useIntents`, `call`).
+export function intentFilter(call, filter) {
   if (filter == null) return () => true;
+  if (Object(filter) !== filter) throw mistake(call, "filter must be an object { intentId?, intentKey?, states? }");
+  onlyKnown(call, "filter", filter, ["intentId", "intentKey", "states"]);
   let intentId, intentKey, states;
   try {
-    if (Object(filter) !== filter) throw 0;
     ({ intentId, intentKey, states } = filter);
   } catch {
-    invalid("subscribe(listener, filter): filter must be an object { intentId?, intentKey?, states? }");
+    throw mistake(call, "filter could not be read");
   }
   for (const [name, value] of [["intentId", intentId], ["intentKey", intentKey]]) {
-    if (value != null && typeof value !== "string") invalid(`subscribe filter.${name} must be a string`);
+    if (value != null && typeof value !== "string") throw mistake(call, `filter.${name} must be a string`);
   }
   if (states != null && !(Array.isArray(states) && states.every((s) => typeof s === "string"))) {
-    invalid("subscribe filter.states must be an array of intent states");
+    throw mistake(call, "filter.states must be an array of intent states");
   }
   return (e) => (intentId == null || e.intentId === intentId) && (intentKey == null || e.intentKey === intentKey)
     && (states == null || states.includes(e.state));

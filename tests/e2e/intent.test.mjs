@@ -143,7 +143,7 @@ test("an abort, then the page closes mid-flight: resume() in a new page finishes
   await context.close();
 });
 
-test("a signal aborted already, or not a signal: the call fails at once and nothing is written", async () => {
+test("a signal aborted already, or not a signal (a TypeError, as any mistake in a call's options): the call fails at once and nothing is written", async () => {
   const context = await env.browser.newContext();
   const id = await createAccount();
   const page = await openClient(context, unique("abort-now"));
@@ -162,8 +162,8 @@ test("a signal aborted already, or not a signal: the call fails at once and noth
     codes.push(await (async () => { try { for await (const _ of stream); return "ended"; } catch (e) { return e.code; } })());
     return { codes, intents: (await c.intents()).length };
   }, id);
-  assert.deepEqual(r.codes, ["CommandError:Aborted:false", "CommandError:InvalidCommand:false", "CommandError:InvalidCommand:false",
-    "CommandError:InvalidCommand:false", "CommandError:Aborted:false", "Aborted", "Aborted"]);
+  assert.deepEqual(r.codes, ["CommandError:Aborted:false", "TypeError:undefined:undefined", "TypeError:undefined:undefined",
+    "TypeError:undefined:undefined", "CommandError:Aborted:false", "Aborted", "Aborted"]);
   assert.equal(r.intents, 0);
   await context.close();
 });
@@ -315,7 +315,7 @@ test("a SNAPSHOT wait that timed out after the append, then awaitDownstream", as
     const asked = [];
     const projected = await c.awaitDownstream(first.intentId, { stage: "PROJECTED",
       check: (q) => { asked.push(q); return asked.length >= 2; } });
-    const unchecked = await c.awaitDownstream(first.intentId, { stage: "EVENT_HANDLED" }).catch((e) => e.code);
+    const unchecked = await c.awaitDownstream(first.intentId, { stage: "EVENT_HANDLED" }).catch((e) => `${e.name}: ${e.message}`);
     return { first: { status: first.status, pending: first.downstreamPending, attempts: first.attempts },
       short: { reached: short.downstreamReached, pending: short.downstreamPending },
       reached: { reached: reached.downstreamReached, pending: reached.downstreamPending, version: reached.appendedVersion, status: reached.status },
@@ -332,6 +332,6 @@ test("a SNAPSHOT wait that timed out after the append, then awaitDownstream", as
   assert.ok(r.caughtUp >= r.reached.version, `reached only once the snapshot held the append (${r.caughtUp})`);
   assert.equal(r.projected, "PROJECTED");
   assert.deepEqual(r.asked, [["PROJECTED", true, "number"], ["PROJECTED", true, "number"]]);
-  assert.equal(r.unchecked, "InvalidCommand");
+  assert.equal(r.unchecked, "TypeError: awaitDownstream: EVENT_HANDLED needs a `check` function (or the `checkDownstream` connect option)");
   await context.close();
 });

@@ -63,6 +63,54 @@ test("a misspelled option is refused, naming it and listing the known ones", asy
   assert.equal((await client.intents()).length, 0, "nothing was written, so nothing can be sent later");
 });
 
+test("every call's options are read as connect's are: an unknown key is a TypeError naming it, the known ones, and where a command's field goes", async () => {
+  const client = await WowClient.connect(options());
+  const id = unique("strict");
+  // A TanStack Query habit: `scope` given as a call option, where it would be silently dropped.
+  const e = await client.sendAndWait(create(id), { scope: "acct:1" }).then(() => assert.fail("sent"), (e) => e);
+  assert.ok(e instanceof TypeError, `a TypeError: ${e}`);
+  assert.equal(e.message, "sendAndWait: options.scope is not an option (known: signal, onIntent); `scope` is a field of the command");
+  assert.equal((await client.intents()).length, 0, "nothing was written, so nothing can be sent later");
+  const { arrivals } = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${id}`)).json();
+  assert.deepEqual(arrivals, [], "nothing reached the gateway");
+  // Every command field spelt as an option says so (the command reader's list, from its own message).
+  const known = (await client.send({ ...create(unique("typo")), crate: true }).catch((e) => e)).message
+    .match(/\(known: (.*)\)$/)[1].split(", ");
+  assert.ok(known.length >= 18, known.join());
+  for (const field of known) {
+    const refusal = await client.send(create(unique("field")), { [field]: 1 }).catch((e) => e);
+    assert.equal(refusal.message, `send: options.${field} is not an option (known: signal, onIntent); \`${field}\` is a field of the command`);
+  }
+  // Every call that takes options, and the decision of retry.
+  const sent = await client.send(create(unique("strict")));
+  const misspelt = { sigal: null };
+  const calls = {
+    send: () => client.send(create(unique("x")), misspelt),
+    sendAndWait: () => client.sendAndWait(create(unique("x")), misspelt),
+    sendAndWaitStream: async () => client.sendAndWaitStream(create(unique("x")), misspelt),
+    confirm: () => client.confirm(sent.intentId, misspelt),
+    retry: () => client.retry(sent.intentId, null, misspelt),
+    resume: () => client.resume(misspelt),
+    requestPersistentStorage: () => client.requestPersistentStorage(misspelt),
+  };
+  for (const [call, run] of Object.entries(calls)) {
+    const refusal = await run().then(() => assert.fail(`${call} took it`), (e) => e);
+    assert.ok(refusal instanceof TypeError, `${call}: ${refusal}`);
+    assert.equal(refusal.message, `${call}: options.sigal is not an option (known: signal, onIntent)`);
+  }
+  const downstream = await client.awaitDownstream(sent.intentId, { timeout: 5 }).catch((e) => e);
+  assert.ok(downstream instanceof TypeError);
+  assert.equal(downstream.message, "awaitDownstream: options.timeout is not an option (known: signal, onIntent, stage, timeoutMs, check)");
+  // The decision a conflict is re-decided with: a misspelt expectedVersion would retry expecting nothing.
+  const decision = await client.retry(sent.intentId, { expectedversion: 3 }).catch((e) => e);
+  assert.ok(decision instanceof TypeError);
+  assert.equal(decision.message, "retry: decision.expectedversion is not an option (known: expectedVersion)");
+  assert.throws(() => client.subscribe(() => {}, { state: ["succeeded"] }),
+    (e) => e instanceof TypeError && e.message === "subscribe: filter.state is not an option (known: intentId, intentKey, states)");
+  const [record] = (await client.intents()).filter((r) => r.intentId === sent.intentId);
+  assert.equal(record.attempts.length, 1, "no refused call sent anything");
+});
+
 test("the default storage where there is no IndexedDB names what works here", async () => {
   const { storage, ...rest } = options();
   const e = await WowClient.connect(rest).then(() => assert.fail("connected"), (e) => e);

@@ -231,4 +231,8 @@ test("server rendering: the entry imports and renders in Node.js without a windo
   assert.match(html, /idle\|0\|undefined\|null/);
   assert.equal(connected, false, "connect options are not even read while rendering");
   assert.throws(() => renderToString(h(Probe)), /must be used inside <WowProvider>/);
+  // A filter key useIntents does not know is refused, as client.subscribe refuses it, not read as "no filter".
+  const Misspelt = () => h("p", null, String(react.useIntents({ state: ["succeeded"] }).length));
+  assert.throws(() => renderToString(h(react.WowProvider, { options: {} }, h(Misspelt))),
+    (e) => e instanceof TypeError && e.message === "useIntents: filter.state is not an option (known: intentId, intentKey, states)");
 });
