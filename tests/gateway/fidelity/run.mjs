@@ -4,7 +4,8 @@
 // deterministic generation. Every finding must be in the reviewed list of
 // departures (`departures.json`, schemathesis's own baseline format, each
 // entry saying why and which Wow source shows the behaviour); anything else
-// fails the run.
+// fails the run. fidelity_hooks.py bounds a drawn wait timeout to 30 s and
+// puts the SDK's projection on one list query in ten (it says why).
 //
 //   node tests/gateway/fidelity/run.mjs [--examples N] [--record FILE] [--phases LIST]
 //   (npm test: --examples 5; scripts/fidelity.sh: --examples 25, every phase)
@@ -63,7 +64,9 @@ const code = await new Promise((resolve) => {
   // In the run's own folder: schemathesis keeps a cache of earlier failures
   // (.schemathesis/) in its working directory and replays them, which would
   // make a run depend on the ones before it.
-  const child = spawn(schemathesis, args, { cwd: reports, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  // fidelity_hooks.py bounds a drawn Command-Wait-Timeout to 30 s (it says why).
+  const env = { ...process.env, NO_COLOR: "1", SCHEMATHESIS_HOOKS: join(here, "fidelity_hooks.py") };
+  const child = spawn(schemathesis, args, { cwd: reports, stdio: ["ignore", "pipe", "pipe"], env });
   let out = "";
   child.stdout.on("data", (d) => { out += d; });
   child.stderr.on("data", (d) => { out += d; });
@@ -75,6 +78,11 @@ const code = await new Promise((resolve) => {
     resolve(c);
   });
 });
+// The SDK's projections the run sent (fidelity_hooks.py puts one on a list
+// query in ten), read back from the gateway's arrivals log: a run that
+// sent none checked nothing of how they are answered.
+const { arrivals } = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${encodeURIComponent("\"commandId\"]")}`)).json();
+const projected = arrivals.filter((a) => a.path.endsWith("/event/list")).length;
 await gateway.stop();
 const reportFile = readdirSync(reports).find((f) => f.startsWith("json-"));
 const report = reportFile ? JSON.parse(readFileSync(join(reports, reportFile), "utf8")) : null;
@@ -82,7 +90,11 @@ const baseline = report?.baseline ?? {};
 const cases = report?.test_cases ?? {};
 console.log(`fidelity: the whole output in ${join(reports, "output.txt")}`);
 console.log(`fidelity: ${cases.generated ?? "?"} cases over ${report?.operations?.selected ?? "?"} operations in ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
-  `${baseline.known ?? 0} known departures seen, ${baseline.new ?? 0} new findings`);
+  `${baseline.known ?? 0} known departures seen, ${baseline.new ?? 0} new findings; ${projected} list queries with the SDK's projection`);
+if (projected === 0) {
+  console.error("fidelity: no list query with the SDK's projection was sent: the run covered none (fidelity_hooks.py adds them)");
+  process.exit(1);
+}
 if (values.record) {
   console.log(`recorded every finding of this run into ${join(reports, "recorded.json")}: review each, add why and wow, and merge into departures.json`);
 }

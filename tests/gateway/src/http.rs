@@ -70,6 +70,16 @@ pub fn sse_response(body: Body) -> Response<Body> {
         .expect("valid response")
 }
 
+/// Wow's answer to an exception none of its converters takes
+/// (WebFluxErrorStrategy.kt): 500, `InternalServerError`.
+pub fn internal_error() -> Response<Body> {
+    json(
+        500,
+        "InternalServerError",
+        &serde_json::json!({"errorCode": "InternalServerError", "errorMsg": "Unexpected server error", "succeeded": false}),
+    )
+}
+
 /// A proxy's 503 page.
 pub fn unavailable() -> Response<Body> {
     Response::builder()

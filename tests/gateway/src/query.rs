@@ -97,31 +97,131 @@ pub fn pinned_ids(c: &Value) -> Option<Vec<String>> {
     }
 }
 
-/// A query's `projection` applied to one result: with `include`, only the
-/// fields it names (their first path segment); then without those
-/// `exclude` names. Wow passes it to the store (Mongo's projection); a
-/// client asks for the few fields it reads, so no event bodies travel.
-pub fn project(doc: Value, projection: &Value) -> Value {
+/// Why a projection cannot be applied, as Wow's Mongo event store fails it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ProjectionError {
+    /// `id` excluded: the document comes back without Mongo's `_id`, which
+    /// Wow turns back into `id` with `checkNotNull` (an IllegalState).
+    NoId,
+    /// Mongo refuses the projection itself (a server error, no ErrorInfo
+    /// of Wow's): an inclusion with an exclusion other than `id`, or a
+    /// field path with an empty or `$`-led segment.
+    Refused,
+}
+
+/// A query's `projection` applied to one result, as Wow applies it: passed
+/// to Mongo (MongoProjectionConverter: `Projections.include`/`exclude` of
+/// the field paths, `id` being Mongo's `_id`). With `include`, the
+/// document's `id` and the paths it names (a dotted path keeps that
+/// sub-field only, in each element of an array on the way); with
+/// `exclude`, everything but the paths it names. `id` is always there
+/// unless excluded. A client asks for the few fields it reads, so no
+/// event bodies travel.
+pub fn project(doc: Value, projection: &Value) -> Result<Value, ProjectionError> {
     let names = |k: &str| -> Vec<String> {
         projection[k]
             .as_array()
             .map(|a| {
                 a.iter()
                     .filter_map(Value::as_str)
-                    .map(|f| f.split('.').next().unwrap_or(f).to_owned())
+                    .map(str::to_owned)
                     .collect()
             })
             .unwrap_or_default()
     };
     let (include, exclude) = (names("include"), names("exclude"));
-    let Value::Object(mut fields) = doc else {
-        return doc;
+    let bad_path = |p: &String| {
+        p.split('.')
+            .any(|seg| seg.is_empty() || seg.starts_with('$'))
     };
-    if !include.is_empty() {
-        fields.retain(|k, _| include.iter().any(|i| i == k));
+    if include.iter().chain(&exclude).any(bad_path)
+        || (!include.is_empty() && exclude.iter().any(|e| e != "id"))
+    {
+        return Err(ProjectionError::Refused);
     }
-    fields.retain(|k, _| !exclude.iter().any(|e| e == k));
-    Value::Object(fields)
+    if exclude.iter().any(|e| e == "id") {
+        return Err(ProjectionError::NoId);
+    }
+    if !include.is_empty() {
+        let mut kept = Value::Object(serde_json::Map::new());
+        for path in include.iter().map(String::as_str).chain(["id"]) {
+            let path: Vec<&str> = path.split('.').collect();
+            if let Some(picked) = pick(&doc, &path) {
+                merge(&mut kept, picked);
+            }
+        }
+        return Ok(kept);
+    }
+    let mut doc = doc;
+    for path in &exclude {
+        drop_path(&mut doc, &path.split('.').collect::<Vec<_>>());
+    }
+    Ok(doc)
+}
+
+/// The part of `v` at `path`, in `v`'s shape (objects around it, arrays
+/// keeping the elements that have it), or `None` where it has none.
+fn pick(v: &Value, path: &[&str]) -> Option<Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(v.clone());
+    };
+    match v {
+        Value::Object(fields) => {
+            let inner = pick(fields.get(*first)?, rest)?;
+            Some(Value::Object(
+                [((*first).to_owned(), inner)].into_iter().collect(),
+            ))
+        }
+        Value::Array(items) => Some(Value::Array(
+            items
+                .iter()
+                .filter(|i| i.is_object())
+                .filter_map(|i| pick(i, path))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+/// Merges `add` into `into`: objects key by key, arrays element by element.
+fn merge(into: &mut Value, add: Value) {
+    match (into, add) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (x, y) in a.iter_mut().zip(b) {
+                merge(x, y);
+            }
+        }
+        (into, add) => *into = add,
+    }
+}
+
+/// Removes `path` from `v` (in each element of an array on the way).
+fn drop_path(v: &mut Value, path: &[&str]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    match v {
+        Value::Object(fields) if rest.is_empty() => {
+            fields.remove(*first);
+        }
+        Value::Object(fields) => {
+            if let Some(inner) = fields.get_mut(*first) {
+                drop_path(inner, rest);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| drop_path(i, path)),
+        _ => {}
+    }
 }
 
 /// The values at a dotted field path; arrays on the way fan out (Mongo-like).
@@ -204,20 +304,51 @@ mod tests {
     fn a_projection_keeps_the_fields_it_includes_and_drops_those_it_excludes() {
         let only = project(
             doc(),
-            &json!({"include": ["aggregateId", "requestId", "version", "header.upstream_name"]}),
-        );
+            &json!({"include": ["aggregateId", "requestId", "version", "header.upstream_name", "body.name"]}),
+        )
+        .unwrap();
         assert_eq!(
             only,
-            json!({"aggregateId": "a1", "requestId": "r1", "version": 3, "header": {"upstream_name": "prepare"}})
+            json!({"id": "s1", "aggregateId": "a1", "requestId": "r1", "version": 3,
+                   "header": {"upstream_name": "prepare"},
+                   "body": [{"name": "amount_locked"}, {"name": "prepared"}]})
         );
-        let without = project(doc(), &json!({"exclude": ["body", "header"]}));
-        assert!(without.get("body").is_none() && without.get("header").is_none());
+        let without =
+            project(doc(), &json!({"exclude": ["body", "header.upstream_name"]})).unwrap();
+        assert!(without.get("body").is_none());
+        assert_eq!(without["header"], json!({}));
         assert_eq!(without["requestId"], "r1");
         assert_eq!(
-            project(doc(), &Value::Null),
+            project(doc(), &Value::Null).unwrap(),
             doc(),
             "no projection: the whole stream"
         );
+    }
+
+    /// Mongo keeps `_id` in every inclusion, so Wow's answer always has
+    /// `id`: a projection of nothing that exists is `{id}`, never `{}`.
+    #[test]
+    fn a_projection_always_keeps_the_id_as_mongo_keeps_its_primary_key() {
+        assert_eq!(
+            project(doc(), &json!({"include": ["no_such_field"]})).unwrap(),
+            json!({"id": "s1"})
+        );
+        assert_eq!(
+            project(doc(), &json!({"exclude": ["id"]})),
+            Err(ProjectionError::NoId)
+        );
+        for refused in [
+            json!({"include": ["version"], "exclude": ["body"]}),
+            json!({"include": [""]}),
+            json!({"exclude": ["header..x"]}),
+            json!({"include": ["$where"]}),
+        ] {
+            assert_eq!(
+                project(doc(), &refused),
+                Err(ProjectionError::Refused),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

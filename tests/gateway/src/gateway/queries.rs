@@ -99,8 +99,29 @@ impl App {
             .filter(|doc| tenant.as_deref().is_none_or(|t| doc["tenantId"] == t))
             .filter(|doc| owner.as_deref().is_none_or(|o| doc["ownerId"] == o))
             .filter(|doc| query::eval(&condition, doc))
-            .map(|doc| query::project(doc, &body["projection"]))
             .collect();
+        // A count reads no fields; a list and a page are projected as Wow's store projects them.
+        let matched: Vec<Value> = if op == "count" {
+            matched
+        } else {
+            match matched
+                .into_iter()
+                .map(|doc| query::project(doc, &body["projection"]))
+                .collect::<Result<_, _>>()
+            {
+                Ok(projected) => projected,
+                // Documents.replacePrimaryKeyToId: checkNotNull(getString("_id")).
+                Err(query::ProjectionError::NoId) => {
+                    return http::json(
+                        400,
+                        "IllegalState",
+                        &error_info(ErrorCode::IllegalState, "Required value was null.", vec![]),
+                    )
+                }
+                // Mongo refuses the projection (a MongoCommandException): no converter of Wow's takes it.
+                Err(query::ProjectionError::Refused) => return http::internal_error(),
+            }
+        };
         match (op, page) {
             ("count", _) => http::json(200, "Ok", &matched.len()),
             ("paged", Some(index)) => {
