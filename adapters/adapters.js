@@ -2,7 +2,7 @@
 // the StorageAdapter contract: get/set/delete/list, and compareAndSet where
 // the store can swap atomically. See docs/edge.md for what each guarantees.
 
-/** Reads the revision out of a stored record's JSON (0 when absent or unreadable). */
+/** Reads the revision out of a stored record's JSON: 0 when absent, -1 when unreadable (it matches no expected revision). */
 export function storedRevision(text) {
   if (text == null) return 0;
   try {

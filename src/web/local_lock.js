@@ -1,4 +1,5 @@
-// The consumer's locks where there are no Web Locks (src/web/effects.rs).
+// Locks where there are no Web Locks (src/web/locks.rs: a scope's place,
+// an idempotent consumer's effect).
 
 // An in-process FIFO lock for runtimes without Web Locks (Node.js, workerd):
 // one holder per name inside this process, granted in request order.
