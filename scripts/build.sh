@@ -101,7 +101,7 @@ cp worker/service-worker.js worker/service-worker.d.ts pkg/
 mkdir -p pkg/generator
 cp generator/generate.mjs generator/generate.d.ts generator/cli.mjs pkg/generator/
 # The README and the guides it links to, so its links resolve in node_modules too.
-cp README.md CONTRIBUTING.md LICENSE pkg/
+cp README.md CONTRIBUTING.md CHANGELOG.md LICENSE pkg/
 mkdir -p pkg/docs && cp docs/*.md pkg/docs/
 cat > pkg/index.d.ts <<'TS'
 export * from './wow_command_client.js';
@@ -154,7 +154,7 @@ cat > pkg/package.json <<JSON
   "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true } },
   "engines": { "node": ">=18" },
   "sideEffects": ["./snippets/*", "./index.js", "./consumer-web.js", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
-  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "docs/*.md", "README.md", "CONTRIBUTING.md", "LICENSE"]
+  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "docs/*.md", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "LICENSE"]
 }
 JSON
 for api in wow_command_client consumer; do

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { root } from "../support/gateway.mjs";
 
-const pages = ["README.md", "CONTRIBUTING.md", "tests/gateway/README.md",
+const pages = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md", "tests/gateway/README.md",
   ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
 
 /** GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */

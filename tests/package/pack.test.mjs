@@ -29,7 +29,7 @@ before(async () => {
 after(async () => { await browser?.close(); await gateway?.stop(); });
 
 test("the tarball carries the README, the licence, the types, the bin, and nothing of the tests", () => {
-  for (const f of ["README.md", "LICENSE", "package.json", "index.js", "index.d.ts", "node.js", "workerd.js",
+  for (const f of ["README.md", "CHANGELOG.md", "LICENSE", "package.json", "index.js", "index.d.ts", "node.js", "workerd.js",
     "wow_command_client_bg.wasm", "consumer-web.js", "consumer-web.d.ts", "adapters.js", "adapters.d.ts",
     "generator/cli.mjs", "generator/generate.mjs", "generator/generate.d.ts"]) {
     assert.ok(files.includes(f), `${f} is in the tarball: ${files.join(", ")}`);
