@@ -29,7 +29,9 @@ async fn send_and_wait_resolves_to_the_command_result() {
 async fn the_stream_yields_every_stage_and_checks_each() {
     let c = client(json!({})).await;
     let id = unique("st");
-    let handle = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None);
+    let handle = c
+        .send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None)
+        .unwrap();
     let got = rust(&JsFuture::from(collect(&handle)).await.unwrap());
     let stages: Vec<&str> = got["elements"]
         .as_array()
@@ -49,7 +51,7 @@ async fn drop_response_after_append_is_confirmed_and_never_resent() {
         let id = unique("drop");
         fault(json!({"match": {"aggregateId": id}, "fault": "drop_response_after_append", "times": 1})).await;
         let o = if stream {
-            let h = c.send_and_wait_stream(create(&id), None);
+            let h = c.send_and_wait_stream(create(&id), None).unwrap();
             rust(&JsFuture::from(collect(&h)).await.unwrap())["outcome"].clone()
         } else {
             outcome(&c, create(&id)).await
@@ -78,7 +80,7 @@ async fn an_answer_for_another_request_is_never_taken_as_this_intents() {
             )
             .await;
             let o = if stream {
-                let h = c.send_and_wait_stream(create(&id), None);
+                let h = c.send_and_wait_stream(create(&id), None).unwrap();
                 let all = rust(&JsFuture::from(collect(&h)).await.unwrap());
                 for e in all["elements"].as_array().unwrap() {
                     assert_eq!(
@@ -496,14 +498,16 @@ async fn stream_faults_cut_and_downstream_failures() {
     // Cut after PROCESSED while waiting for SNAPSHOT: appended, stage pending.
     let id = unique("cut");
     fault(json!({"match": {"aggregateId": id}, "fault": "cut_stream_after", "stage": "PROCESSED", "times": 1})).await;
-    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None);
+    let h = c
+        .send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None)
+        .unwrap();
     let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
     assert_eq!(got["outcome"]["status"], "succeeded", "{got}");
     assert_eq!(got["outcome"]["downstreamPending"], "SNAPSHOT");
     // Cut after SENT: unknown, confirmed, appended.
     let id = unique("cut-sent");
     fault(json!({"match": {"aggregateId": id}, "fault": "cut_stream_after", "stage": "SENT", "times": 1})).await;
-    let h = c.send_and_wait_stream(create(&id), None);
+    let h = c.send_and_wait_stream(create(&id), None).unwrap();
     let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
     assert_eq!(got["outcome"]["status"], "succeeded", "{got}");
     assert_eq!(got["outcome"]["attempts"], 1);
@@ -519,7 +523,9 @@ async fn stream_faults_cut_and_downstream_failures() {
     // A failed SNAPSHOT element: the stream throws at its end, appended.
     let id = unique("down");
     fault(json!({"match": {"aggregateId": id}, "fault": "downstream_fail", "stage": "SNAPSHOT", "times": 1})).await;
-    let h = c.send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None);
+    let h = c
+        .send_and_wait_stream(with(&create(&id), json!({"waitStage": "SNAPSHOT"})), None)
+        .unwrap();
     let got = rust(&JsFuture::from(collect(&h)).await.unwrap());
     let last = got["elements"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
