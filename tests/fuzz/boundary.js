@@ -139,8 +139,14 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
   const counts = {};
   const failures = [];
 
-  /** One call: it settles, with a value or the package's typed error, and nothing escapes. */
+  /**
+   * One call: it settles, with a value or the package's typed error, and
+   * nothing escapes. A mistake in a call's arguments (connect's options, a
+   * call's options, a decision, a filter) is a TypeError naming the call: no
+   * command was judged, so no code.
+   */
   const CONNECT = Symbol("connect: a CommandError, or a TypeError for a mistake in its options");
+  const MISTAKE = /^(WowClient\.connect|sendAndWait|send|sendAndWaitStream|confirm|retry|resume|awaitDownstream|requestPersistentStorage|subscribe): /;
   const check = async (name, call, typed) => {
     counts[name] = (counts[name] ?? 0) + 1;
     let result;
@@ -152,11 +158,11 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
     if (result.hung) throw new Error(`${name} did not settle within ${bound} ms`);
     if ("error" in result) {
       const e = result.error;
-      // A mistake in connect's options is a TypeError naming connect (no intent exists to carry a code).
-      const config = typed === CONNECT && e instanceof TypeError && e.message.startsWith("WowClient.connect: ");
+      // A mistake in the arguments is a TypeError naming the call (no intent exists to carry a code).
+      const config = typed !== EffectError && e instanceof TypeError && MISTAKE.test(e.message);
       const expected = typed === CONNECT ? CommandError : typed;
       if (!config && (!(e instanceof expected) || !(e instanceof Error) || typeof e.code !== "string" || !e.code)) {
-        throw new Error(`${name} rejected with something other than ${expected.name}${typed === CONNECT ? " or TypeError" : ""}: ${describe(e)}`);
+        throw new Error(`${name} rejected with something other than ${expected.name} or a TypeError naming the call: ${describe(e)}`);
       }
       if (/CommandInput|struct |serde|invalid type: |expected .* at line|wasm|unreachable|RuntimeError/.test(e.message)) {
         throw new Error(`${name}: the message speaks Rust, not the caller's language: ${e.message}`);
