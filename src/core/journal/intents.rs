@@ -257,59 +257,25 @@ impl<S: IntentStore> Journal<S> {
         random: &mut dyn RandomSource,
         write_now: bool,
     ) -> Result<Begun, JournalError> {
-        let NewIntent {
-            intent_key,
-            mut aggregate,
-            command,
-            scope,
-        } = intent;
-        let fingerprint = payload_fingerprint(&aggregate, &command, self.float_text);
-        let request_id = match &intent_key {
-            Some(key) => derived_request_id(&self.namespace, key),
-            None => random_id(self.policy, now_ms.max(0) as u64, random),
-        };
-        if let Some(key) = &intent_key {
-            if let Some(existing) = self.store.get(&self.namespace, &request_id).await? {
-                let begun = self.replay(key, existing, &fingerprint)?;
+        let scope = intent.scope.clone();
+        let key = intent.intent_key.clone();
+        let (mut record, fingerprint) = new_record(
+            &self.namespace,
+            self.policy,
+            self.float_text,
+            now_ms,
+            intent,
+            random,
+        )?;
+        if let Some(key) = &key {
+            if let Some(existing) = self.store.get(&self.namespace, &record.request_id).await? {
+                let begun = replay(key, existing, &fingerprint)?;
                 return self
                     .resend_if_refused_before_the_bus(now_ms, begun, scope)
                     .await;
             }
         }
-        if aggregate.aggregate_id.is_empty() {
-            if !command.create {
-                return Err(JournalError::MissingAggregateId);
-            }
-            // A client-side id, so the create's outcome can always be
-            // confirmed; derived from the key when there is one, so it
-            // survives the loss of local storage too.
-            aggregate.aggregate_id = match &intent_key {
-                Some(key) => derived_request_id(&self.namespace, &text!(key, "\u{0}aggregate")),
-                None => random_id(RequestIdPolicy::RandomV7, now_ms.max(0) as u64, random),
-            };
-        }
-        let mut record = IntentRecord {
-            schema_version: SCHEMA_VERSION,
-            namespace: self.namespace.clone(),
-            intent_id: request_id.clone(),
-            intent_key: intent_key.clone(),
-            request_id,
-            aggregate,
-            command,
-            fingerprint: fingerprint.clone(),
-            state: IntentState::Pending,
-            attempts: Vec::new(),
-            last_result: None,
-            reason: None,
-            appended: None,
-            appended_version: None,
-            created_at: now_ms,
-            updated_at: now_ms,
-            revision: 0,
-            scope,
-            scope_seq: None,
-            waits_for: None,
-        };
+        record.aggregate.check_id(record.command.create)?;
         self.take_place(&mut record).await?;
         if !write_now {
             return Ok(Begun::Created(record));
@@ -321,9 +287,9 @@ impl<S: IntentStore> Journal<S> {
             }
             // Another tab began the same key at the same moment: theirs wins.
             Err(StoreError::Conflict { .. }) => {
-                let key = intent_key.unwrap_or_default();
+                let key = key.unwrap_or_default();
                 match self.store.get(&self.namespace, &record.intent_id).await? {
-                    Some(existing) => self.replay(&key, existing, &fingerprint),
+                    Some(existing) => replay(&key, existing, &fingerprint),
                     None => Err(JournalError::Storage(StoreError::Conflict {
                         current: None,
                     })),
@@ -348,16 +314,8 @@ impl<S: IntentStore> Journal<S> {
         scope: Option<String>,
     ) -> Result<Begun, JournalError> {
         match begun {
-            Begun::Settled(mut record) if record.refused_before_the_bus() => {
-                record.reason = Some(if record.state == IntentState::Withdrawn {
-                    "sent again: it was withdrawn before it was sent".into()
-                } else {
-                    "sent again: the earlier refusal came before the command bus".into()
-                });
-                record.state = IntentState::Pending;
-                record.appended = None;
-                record.scope = scope;
-                record.scope_seq = None;
+            Begun::Settled(record) if record.refused_before_the_bus() => {
+                let mut record = sent_again(record, scope);
                 self.take_place(&mut record).await?;
                 match self.save(&mut record, now_ms).await {
                     Ok(()) => Ok(Begun::Unresolved(record)),
@@ -376,24 +334,13 @@ impl<S: IntentStore> Journal<S> {
         }
     }
 
-    /// Gives a scoped record its place: after every record of its scope,
-    /// `queued` while any of them is unsettled, else `pending`. It names the
-    /// last unsettled one in `waits_for`: its turn comes when that one
-    /// settles (it cannot settle before those ahead of it, unless it is
-    /// withdrawn), so the name stays true without another write. Nothing
-    /// for an unscoped record.
+    /// Gives a scoped record its place ([`take_place`]), reading its scope.
     async fn take_place(&self, record: &mut IntentRecord) -> Result<(), JournalError> {
         let Some(scope) = record.scope.clone() else {
             return Ok(());
         };
         let records = self.in_scope(&scope).await?;
-        record.schema_version = SCOPED_SCHEMA_VERSION;
-        record.scope_seq = Some(super::scope::next_seq(&records, &scope));
-        record.waits_for = super::scope::last(&records, &scope).map(|r| r.intent_id.clone());
-        record.state = match record.waits_for {
-            Some(_) => IntentState::Queued,
-            None => IntentState::Pending,
-        };
+        take_place(record, &records);
         Ok(())
     }
 
@@ -448,24 +395,13 @@ impl<S: IntentStore> Journal<S> {
         id_or_key: &str,
     ) -> Result<Option<(IntentRecord, bool)>, JournalError> {
         loop {
-            let Some(mut record) = self.find(id_or_key).await? else {
+            let Some(record) = self.find(id_or_key).await? else {
                 return Ok(None);
             };
             if record.state == IntentState::Withdrawn {
                 return Ok(Some((record, false)));
             }
-            let not_sent = record.attempts.is_empty()
-                && matches!(record.state, IntentState::Queued | IntentState::Pending);
-            if !not_sent {
-                return Err(JournalError::NotWithdrawable {
-                    record: Box::new(record),
-                });
-            }
-            record.state = IntentState::Withdrawn;
-            record.schema_version = SCOPED_SCHEMA_VERSION;
-            record.appended = Some(false);
-            record.waits_for = None;
-            record.reason = Some("withdrawn by the caller before it was sent".into());
+            let mut record = withdrawal(record)?;
             match self.save(&mut record, now_ms).await {
                 // Changed meanwhile (its first attempt begun, or withdrawn by
                 // another tab): decide again on what is stored now.
@@ -495,25 +431,6 @@ impl<S: IntentStore> Journal<S> {
             }
         }
         Ok(withdrawn)
-    }
-
-    fn replay(
-        &self,
-        key: &str,
-        existing: IntentRecord,
-        fingerprint: &str,
-    ) -> Result<Begun, JournalError> {
-        if existing.fingerprint != fingerprint {
-            return Err(JournalError::IntentKeyReused {
-                intent_key: key.to_owned(),
-                request_id: existing.request_id,
-            });
-        }
-        Ok(if existing.state.is_settled() {
-            Begun::Settled(existing)
-        } else {
-            Begun::Unresolved(existing)
-        })
     }
 
     /// Saves a changed record (compare-and-swap on its revision). On
@@ -561,24 +478,12 @@ impl<S: IntentStore> Journal<S> {
         let Ok(listing) = self.list().await else {
             return Err(full);
         };
-        let settled = |keyed: bool| {
-            listing.records.iter().filter(move |r| {
-                matches!(
-                    r.state,
-                    IntentState::Succeeded | IntentState::Rejected | IntentState::Withdrawn
-                ) && r.intent_key.is_some() == keyed
-                    && r.intent_id != record.intent_id
-            })
-        };
-        let evictable: Vec<&IntentRecord> = settled(false).chain(settled(true)).collect();
+        let evictable = evictable(&listing.records, &record.intent_id);
         let mut evicted = 0;
         let mut batch = 1;
         while evicted < evictable.len() {
             let upto = (evicted + batch).min(evictable.len());
-            let ids: Vec<&str> = evictable[evicted..upto]
-                .iter()
-                .map(|r| r.intent_id.as_str())
-                .collect();
+            let ids: Vec<&str> = evictable[evicted..upto].to_vec();
             if self.store.delete_many(&self.namespace, &ids).await.is_err() {
                 return Err(full);
             }
@@ -604,21 +509,13 @@ impl<S: IntentStore> Journal<S> {
         intent_id: &str,
         expected_version: Option<i64>,
     ) -> Result<IntentRecord, JournalError> {
-        let mut record =
+        let record =
             self.find(intent_id)
                 .await?
                 .ok_or(JournalError::Storage(StoreError::Conflict {
                     current: None,
                 }))?;
-        if record.state != IntentState::Conflict {
-            return Err(JournalError::NotInConflict {
-                state: record.state,
-            });
-        }
-        record.command.expected_version = expected_version;
-        record.state = IntentState::Pending;
-        record.reason = Some("re-decided by the caller after a conflict".into());
-        record.appended = None;
+        let mut record = redecided(record, expected_version)?;
         self.save(&mut record, now_ms).await?;
         Ok(record)
     }
@@ -663,13 +560,7 @@ impl<S: IntentStore> Journal<S> {
     /// escalated intents are never pruned. Returns how many were removed.
     pub async fn prune(&self, now_ms: i64) -> Result<usize, JournalError> {
         let records = self.store.list(&self.namespace).await?.records;
-        let old: Vec<&str> = records
-            .iter()
-            .filter(|r| {
-                r.state.is_prunable() && now_ms.saturating_sub(r.updated_at) > self.retention_ms
-            })
-            .map(|r| r.intent_id.as_str())
-            .collect();
+        let old = prunable(&records, now_ms, self.retention_ms);
         self.store.delete_many(&self.namespace, &old).await?;
         Ok(old.len())
     }
@@ -681,4 +572,194 @@ impl<S: IntentStore> Journal<S> {
         self.store.delete_many(&self.namespace, &ids).await?;
         Ok(ids.len())
     }
+}
+
+/// What a new intent becomes before anything is stored: its record
+/// (`pending`, revision 0, with its requestId minted or derived from its
+/// key) and the fingerprint its key is bound to. A create without an
+/// aggregate id gets one here, derived from the key when there is one (so
+/// it survives the loss of local storage too); a replayed key keeps the
+/// stored record instead.
+pub fn new_record(
+    namespace: &str,
+    policy: RequestIdPolicy,
+    float: FloatText,
+    now_ms: i64,
+    intent: NewIntent,
+    random: &mut dyn RandomSource,
+) -> Result<(IntentRecord, String), JournalError> {
+    let NewIntent {
+        intent_key,
+        mut aggregate,
+        command,
+        scope,
+    } = intent;
+    let fingerprint = payload_fingerprint(&aggregate, &command, float);
+    let request_id = match &intent_key {
+        Some(key) => derived_request_id(namespace, key),
+        None => random_id(policy, now_ms.max(0) as u64, random),
+    };
+    if aggregate.aggregate_id.is_empty() && command.create {
+        aggregate.aggregate_id = match &intent_key {
+            Some(key) => derived_request_id(namespace, &text!(key, "\u{0}aggregate")),
+            None => random_id(RequestIdPolicy::RandomV7, now_ms.max(0) as u64, random),
+        };
+    }
+    let record = IntentRecord {
+        schema_version: SCHEMA_VERSION,
+        namespace: namespace.to_owned(),
+        intent_id: request_id.clone(),
+        intent_key,
+        request_id,
+        aggregate,
+        command,
+        fingerprint: fingerprint.clone(),
+        state: IntentState::Pending,
+        attempts: Vec::new(),
+        last_result: None,
+        reason: None,
+        appended: None,
+        appended_version: None,
+        created_at: now_ms,
+        updated_at: now_ms,
+        revision: 0,
+        scope,
+        scope_seq: None,
+        waits_for: None,
+    };
+    Ok((record, fingerprint))
+}
+
+impl AggregateIdentity {
+    /// A command that does not create its aggregate must name it.
+    pub fn check_id(&self, create: bool) -> Result<(), JournalError> {
+        if self.aggregate_id.is_empty() && !create {
+            return Err(JournalError::MissingAggregateId);
+        }
+        Ok(())
+    }
+}
+
+/// The stored intent of a key given again: its outcome when settled, the
+/// intent to drive when not; a different payload under the same key is
+/// refused.
+pub fn replay(key: &str, existing: IntentRecord, fingerprint: &str) -> Result<Begun, JournalError> {
+    if existing.fingerprint != fingerprint {
+        return Err(JournalError::IntentKeyReused {
+            intent_key: key.to_owned(),
+            request_id: existing.request_id,
+        });
+    }
+    Ok(if existing.state.is_settled() {
+        Begun::Settled(existing)
+    } else {
+        Begun::Unresolved(existing)
+    })
+}
+
+/// Only an outcome the server began executing is replayed. A keyed intent
+/// refused before the command bus (a proxy's 401 or 403, a gateway
+/// validation error at SENT, a request that never left) proves nothing was
+/// done, so the same key sends again, with the same requestId: the record
+/// goes back to `pending` (its place taken again in `scope`). A withdrawn
+/// intent is sent again the same way (nothing of it was sent).
+pub fn sent_again(mut record: IntentRecord, scope: Option<String>) -> IntentRecord {
+    record.reason = Some(if record.state == IntentState::Withdrawn {
+        "sent again: it was withdrawn before it was sent".into()
+    } else {
+        "sent again: the earlier refusal came before the command bus".into()
+    });
+    record.state = IntentState::Pending;
+    record.appended = None;
+    record.scope = scope;
+    record.scope_seq = None;
+    record
+}
+
+/// Gives a scoped record its place among its scope's `records`: after every
+/// one of them, `queued` while any is unsettled, else `pending`. It names
+/// the last unsettled one in `waits_for`: its turn comes when that one
+/// settles (it cannot settle before those ahead of it, unless it is
+/// withdrawn), so the name stays true without another write. Nothing for an
+/// unscoped record.
+pub fn take_place(record: &mut IntentRecord, records: &[IntentRecord]) {
+    let Some(scope) = record.scope.clone() else {
+        return;
+    };
+    record.schema_version = SCOPED_SCHEMA_VERSION;
+    record.scope_seq = Some(super::scope::next_seq(records, &scope));
+    record.waits_for = super::scope::last(records, &scope).map(|r| r.intent_id.clone());
+    record.state = match record.waits_for {
+        Some(_) => IntentState::Queued,
+        None => IntentState::Pending,
+    };
+}
+
+/// The withdrawal of `record` (not withdrawn yet), to be written by
+/// compare-and-swap against the write that would begin its first attempt;
+/// refused for an intent that has begun an attempt (it may be appended,
+/// which only history can tell).
+pub fn withdrawal(mut record: IntentRecord) -> Result<IntentRecord, JournalError> {
+    let not_sent = record.attempts.is_empty()
+        && matches!(record.state, IntentState::Queued | IntentState::Pending);
+    if !not_sent {
+        return Err(JournalError::NotWithdrawable {
+            record: Box::new(record),
+        });
+    }
+    record.state = IntentState::Withdrawn;
+    record.schema_version = SCOPED_SCHEMA_VERSION;
+    record.appended = Some(false);
+    record.waits_for = None;
+    record.reason = Some("withdrawn by the caller before it was sent".into());
+    Ok(record)
+}
+
+/// The caller re-decided an intent that met a version conflict: the same
+/// intent, with the same requestId, goes out again expecting
+/// `expected_version` (DESIGN rule 6: never bumped without the caller).
+pub fn redecided(
+    mut record: IntentRecord,
+    expected_version: Option<i64>,
+) -> Result<IntentRecord, JournalError> {
+    if record.state != IntentState::Conflict {
+        return Err(JournalError::NotInConflict {
+            state: record.state,
+        });
+    }
+    record.command.expected_version = expected_version;
+    record.state = IntentState::Pending;
+    record.reason = Some("re-decided by the caller after a conflict".into());
+    record.appended = None;
+    Ok(record)
+}
+
+/// The settled records a full store may lose to make room for `writing`, in
+/// the order they go: `succeeded`, `rejected` and `withdrawn` ones (their
+/// outcome was reported), keyless before keyed, oldest first (`records` is
+/// in creation order). Unresolved, escalated and conflicted ones never.
+pub fn evictable<'a>(records: &'a [IntentRecord], writing: &str) -> Vec<&'a str> {
+    let settled = |keyed: bool| {
+        records.iter().filter(move |r| {
+            matches!(
+                r.state,
+                IntentState::Succeeded | IntentState::Rejected | IntentState::Withdrawn
+            ) && r.intent_key.is_some() == keyed
+                && r.intent_id != writing
+        })
+    };
+    settled(false)
+        .chain(settled(true))
+        .map(|r| r.intent_id.as_str())
+        .collect()
+}
+
+/// The settled records older than the retention window (unknown and
+/// escalated ones never).
+pub fn prunable(records: &[IntentRecord], now_ms: i64, retention_ms: i64) -> Vec<&str> {
+    records
+        .iter()
+        .filter(|r| r.state.is_prunable() && now_ms.saturating_sub(r.updated_at) > retention_ms)
+        .map(|r| r.intent_id.as_str())
+        .collect()
 }

@@ -15,6 +15,7 @@ pub mod store;
 
 pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, SeededRandom};
 pub use intents::{
+    evictable, new_record, prunable, redecided, replay, sent_again, take_place, withdrawal,
     withdrawal_refused, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS,
 };
 pub use record::{
