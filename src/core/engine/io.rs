@@ -1,0 +1,301 @@
+//! What the engine asks its executor to do ([`Io`]) and what the executor
+//! reports back ([`Done`]): the whole vocabulary between the core, which
+//! decides, and the one executor per client, which acts. Each is a value,
+//! so the engine is driven natively by a simulation exactly as a browser
+//! drives it.
+
+use crate::core::journal::{IntentRecord, Quarantined, RecordError, StoreError};
+use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Outcome};
+use crate::core::protocol::{ConfirmQuery, JsonValue, StreamElement};
+
+/// An operation's id: its answer comes back with it. 0 is never an id.
+pub type OpId = u32;
+
+/// A public call's id (the promise the executor holds for it).
+pub type CallId = u32;
+
+/// One thing to do, and the id its answer ([`Done`]) comes back with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Io {
+    /// Answer with [`Engine::handle`](super::Engine::handle) and this id
+    /// (nothing answers the ones that expect nothing).
+    pub op: OpId,
+    /// What to do.
+    pub what: Do,
+}
+
+/// A request the engine built, to be sent as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The absolute URL.
+    pub url: String,
+    /// The method.
+    pub method: String,
+    /// Headers, checked ([`crate::core::protocol::CommandHeaders`]).
+    pub headers: Vec<(String, String)>,
+    /// The body's text.
+    pub body: String,
+    /// Aborted after this long (its deadline).
+    pub timeout_ms: u32,
+    /// `Accept: text/event-stream`: the answer's elements are handed on as
+    /// they arrive ([`Done::Element`], then [`Done::StreamEnded`]).
+    pub stream: bool,
+}
+
+/// A caller's function the engine asks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ask {
+    /// `headers()`: fresh headers for one request.
+    Headers,
+    /// `confirm(question)`: history's word on one intent.
+    Confirm {
+        /// The question.
+        query: ConfirmQuery,
+        /// Whether the stream's version and commandId are wanted.
+        need_facts: bool,
+    },
+    /// `confirmBatch(questions)`: history's word on several.
+    ConfirmBatch(Vec<ConfirmQuery>),
+    /// `check(question)` (call `call`'s own) or `checkDownstream(question)`:
+    /// has a stage past SNAPSHOT caught up with the append?
+    Downstream {
+        /// The call whose `check` it is, if it has one.
+        call: CallId,
+        /// The question.
+        question: JsonValue,
+    },
+}
+
+/// Where a notification goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// `onEvent`: an intent's lifecycle event.
+    Event,
+    /// `onHistory`: the probe's.
+    History,
+    /// `onEscalated`: an intent just escalated.
+    Escalated,
+}
+
+/// What to do.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // moved once, from the engine to its executor
+pub enum Do {
+    /// Read one entry of the journal's store: [`Done::Got`].
+    Get {
+        /// Its key.
+        key: String,
+    },
+    /// Every entry under `prefix`, values read: [`Done::Listed`]. `only`:
+    /// entries held as objects whose field is not this string may be left
+    /// out undecoded (the caller filters again).
+    List {
+        /// The key prefix.
+        prefix: String,
+        /// A field and the value it must have.
+        only: Option<(String, String)>,
+    },
+    /// Write `text` at `key` if its stored revision is `expected` (0: absent):
+    /// [`Done::Put`]. `flush`: durable before it answers.
+    Put {
+        /// Its key.
+        key: String,
+        /// The record's JSON text, at its next revision.
+        text: String,
+        /// The revision the store must hold now.
+        expected: u64,
+        /// Whether it must reach the disk first.
+        flush: bool,
+    },
+    /// Remove these keys, in one batch where the store has one: [`Done::Removed`].
+    Remove {
+        /// The keys.
+        keys: Vec<String>,
+    },
+    /// Move an unreadable entry aside (quarantine): [`Done::Removed`].
+    Aside {
+        /// Where it is.
+        from: String,
+        /// Where it goes.
+        to: String,
+    },
+    /// Take a lock across tabs and workers: [`Done::Locked`]. Held until
+    /// [`Do::Unlock`] with this op's id. `wait_ms` 0: only if free now.
+    Lock {
+        /// Its name.
+        name: String,
+        /// How long to wait for it (0: not at all).
+        wait_ms: u64,
+        /// What it guards.
+        kind: LockKind,
+    },
+    /// Let the lock taken by op `lock` go (or its request, not granted yet).
+    Unlock {
+        /// The op that took it.
+        lock: OpId,
+    },
+    /// Send a request: [`Done::Answered`], or its elements then
+    /// [`Done::StreamEnded`], or [`Done::Failed`].
+    Fetch(Request),
+    /// Ask a caller's function: [`Done::Headers`], [`Done::Confirmed`],
+    /// [`Done::Looked`] or [`Done::Checked`].
+    Ask(Ask),
+    /// Tell the namespace's tabs and workers (and this runtime's
+    /// subscribers) that an intent changed: JSON text.
+    Announce(String),
+    /// Tell them what the probe's look found: JSON text.
+    Post(String),
+    /// Hear the namespace's announcements ([`Engine::handle_announced`](super::Engine::handle_announced)),
+    /// or stop: a queued caller waits on them.
+    Listen(bool),
+    /// Notify a caller's listener: JSON text (an outcome for `onEscalated`).
+    Notify(Sink, String),
+    /// Call `call` settles with `reply`.
+    Settle(CallId, Reply),
+    /// A stage stream element, for call `call` (`sendAndWaitStream`).
+    Emit(CallId, StreamElement),
+    /// Call `call`'s intent was written first: `onIntent(intentId)`.
+    Told(CallId, String),
+    /// Answer once the runtime is online again: [`Done::Online`].
+    WhenOnline,
+}
+
+/// What a lock guards, which says where there are no Web Locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockKind {
+    /// One driver per intent: without Web Locks, unsupported (automatic
+    /// resume stays off rather than racing).
+    Intent,
+    /// A scope's places: without Web Locks, this process's own lock.
+    Scope,
+    /// The history probe, background work no call waits for: never held
+    /// in a server process (it would keep it alive), unsupported there.
+    Probe,
+}
+
+/// How a store's compare-and-swap came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swap {
+    /// Written.
+    Done,
+    /// Not written: the stored revision differs (the one found, if any).
+    Lost(Option<u64>),
+}
+
+/// What a lock request came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locked {
+    /// Held until unlocked.
+    Held,
+    /// Another tab or worker holds it (not granted in time).
+    Busy,
+    /// No locks across tabs here.
+    Unsupported,
+}
+
+/// An entry read from the store: a record, or why it cannot be read.
+pub type Entry = Result<IntentRecord, RecordError>;
+
+/// Why a request produced no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// It never left (it could not be made).
+    NeverSent(String),
+    /// Its deadline passed: it was aborted.
+    Aborted,
+    /// The network failed; it may have arrived.
+    Lost(String),
+}
+
+/// What the executor reports.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // moved once, from the executor to a task
+pub enum Done {
+    /// [`Do::Get`]'s entry (`None`: absent).
+    Got(Result<Option<Entry>, StoreError>),
+    /// [`Do::List`]'s entries, by key.
+    Listed(Result<Vec<(String, Entry)>, StoreError>),
+    /// [`Do::Put`].
+    Put(Result<Swap, StoreError>),
+    /// [`Do::Remove`], [`Do::Aside`].
+    Removed(Result<(), StoreError>),
+    /// [`Do::Lock`].
+    Locked(Locked),
+    /// [`Do::Fetch`]: a whole answer (a stream request answered without a
+    /// stream too), its body parsed once (or why it could not be: blank,
+    /// or not JSON, with the start of the text).
+    Answered {
+        /// The HTTP status.
+        status: u16,
+        /// The `Wow-Error-Code` header.
+        error_code: Option<String>,
+        /// `Retry-After`, in ms.
+        retry_after: Option<u64>,
+        /// The parsed body, or why there is none.
+        body: Result<JsonValue, String>,
+    },
+    /// [`Do::Fetch`] of a stream: one element, as soon as it arrived.
+    Element(StreamElement),
+    /// [`Do::Fetch`] of a stream: it ended (`cut`: by an error, or an
+    /// element that could not be read).
+    StreamEnded {
+        /// Whether it was cut.
+        cut: bool,
+    },
+    /// [`Do::Fetch`]: no answer.
+    Failed(Failure),
+    /// [`Ask::Headers`]: the headers, or why there are none.
+    Headers(Result<Vec<(String, String)>, String>),
+    /// [`Ask::Confirm`].
+    Confirmed(ConfirmAnswer),
+    /// [`Ask::ConfirmBatch`].
+    Looked(LookAnswer),
+    /// [`Ask::Downstream`]: `true` when reached; anything else is "not yet".
+    Checked(bool),
+    /// [`Do::WhenOnline`]: the runtime is online.
+    Online,
+}
+
+/// What a call settles with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// `send`, `confirm`, `retry`, `withdraw`: the Outcome.
+    Outcome(Box<Outcome>),
+    /// `sendAndWait`'s success: the final CommandResult, or what history said.
+    Succeeded(Box<Outcome>),
+    /// A `CommandError` carrying the outcome.
+    Failed(Box<Outcome>),
+    /// `sendAndWaitStream`'s end: the outcome, and whether it throws.
+    StreamOutcome(Box<Outcome>),
+    /// `intent`: one record or none.
+    Record(Option<Box<IntentRecord>>),
+    /// `intents`: every record, oldest first.
+    Records(Vec<IntentRecord>),
+    /// `quarantined`.
+    Quarantined(Vec<Quarantined>),
+    /// A count (`prune`, `clear`, `withdrawScope`).
+    Count(u32),
+    /// `resume`: the outcomes of what it drove, and the intents another
+    /// tab or worker was driving.
+    Report {
+        /// Driven here.
+        driven: Vec<Outcome>,
+        /// Busy elsewhere.
+        busy: Vec<String>,
+    },
+    /// `awaitDownstream`: the outcome, and the stage reached (or none in time).
+    Downstream(Box<Outcome>, Option<crate::core::protocol::CommandStage>),
+    /// `connect`: the journal answers.
+    Connected,
+    /// A mistake in the call's arguments (a `TypeError` naming the call).
+    Mistake(String),
+}
+
+/// What `client.history` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryStatus {
+    /// Whether history answers, as this client last learned it.
+    pub availability: Availability,
+    /// Questions waiting for it.
+    pub waiting: u32,
+}

@@ -1,0 +1,106 @@
+//! The history probe's looks: through the caller's `confirmBatch` (many
+//! questions) or `confirm` (one), or the gateway's event queries (after
+//! the caller's fresh headers). Each look is a task; its answer goes to
+//! the probe, which decides.
+
+use super::io::{Ask, Do, Done, Failure};
+use super::requests::{self, Asked};
+use super::{Child, ConfirmWith, Engine, Next, Task, TaskId, Wake};
+use crate::core::machine::{Look, LookAnswer};
+use crate::core::text::text;
+
+/// A look in progress.
+#[derive(Debug)]
+pub(super) enum LookTask {
+    /// The caller's headers are asked for first.
+    Headers(Look),
+    /// The gateway is asked.
+    Asking {
+        look: Look,
+        path: String,
+        asked: Asked,
+    },
+    /// The caller's confirmer is asked.
+    Callback(Look),
+}
+
+impl Engine {
+    /// Starts a look the probe asked for.
+    pub(super) fn look(&mut self, look: Look) {
+        let (task, ask) = match self.config.confirm {
+            ConfirmWith::Batch => {
+                let ask = Ask::ConfirmBatch(look.questions.clone());
+                (LookTask::Callback(look), Some(ask))
+            }
+            ConfirmWith::One => {
+                let ask = Ask::Confirm {
+                    query: look.questions[0].clone(),
+                    need_facts: look.need_facts,
+                };
+                (LookTask::Callback(look), Some(ask))
+            }
+            ConfirmWith::Gateway if self.config.headers => {
+                (LookTask::Headers(look), Some(Ask::Headers))
+            }
+            // No headers to ask for: straight to the gateway.
+            ConfirmWith::Gateway => (LookTask::Headers(look), None),
+        };
+        let id = self.new_id();
+        self.tasks.push((id, None, None));
+        match ask {
+            Some(ask) => {
+                self.op(id, Do::Ask(ask));
+                self.place(id, None, Next::Keep(Task::Look(task)));
+            }
+            None => {
+                let next = self.step_look(id, task, Wake::Op(Done::Headers(Ok(Vec::new()))));
+                self.place(id, None, next);
+            }
+        }
+    }
+
+    pub(super) fn step_look(&mut self, me: TaskId, task: LookTask, wake: Wake) -> Next {
+        let Wake::Op(done) = wake else {
+            return Next::Keep(Task::Look(task));
+        };
+        let (look, answer) = match (task, done) {
+            (LookTask::Headers(look), Done::Headers(extra)) => {
+                let within = self.within_ms();
+                let extra = extra.unwrap_or_default();
+                match requests::look(&self.config.base_url, &look, &extra, within, self.float) {
+                    Ok((request, path, asked)) => {
+                        self.op(me, Do::Fetch(request));
+                        return Next::Keep(Task::Look(LookTask::Asking { look, path, asked }));
+                    }
+                    Err(why) => (look, LookAnswer::Unavailable(why)),
+                }
+            }
+            (LookTask::Asking { look, path, asked }, Done::Answered { status, body, .. }) => {
+                let answer = requests::look_answer(&look, &asked, &path, status, body);
+                (look, answer)
+            }
+            (LookTask::Asking { look, path, .. }, Done::Failed(f)) => {
+                let why = match f {
+                    Failure::Aborted => {
+                        text!(path, " did not answer within ", self.within_ms(), " ms")
+                    }
+                    Failure::Lost(why) | Failure::NeverSent(why) => text!(path, ": ", why),
+                };
+                (look, LookAnswer::Unavailable(why))
+            }
+            (LookTask::Callback(look), Done::Confirmed(answer)) => {
+                let answer = requests::one(&look.questions[0], answer);
+                (look, answer)
+            }
+            (LookTask::Callback(look), Done::Looked(answer)) => (look, answer),
+            (task, _) => return Next::Keep(Task::Look(task)),
+        };
+        self.probe.handle_look(self.now, look.id, answer);
+        Next::Done(Child::Nothing)
+    }
+
+    /// How long a query to history may take: the attempts' own timeout.
+    pub(super) fn within_ms(&self) -> u32 {
+        u32::try_from(self.config.machine.caller_timeout_ms).unwrap_or(u32::MAX)
+    }
+}

@@ -1,0 +1,570 @@
+//! The client's engine: every decision of a `WowClient`, sans-IO. A public
+//! call starts a task here; each task asks for what it needs as [`Io`]
+//! values and is woken by what the executor reports back ([`Done`]), by a
+//! child task's result, by its timer, by the history probe's answer or by
+//! an announcement it listens for. Nothing here waits, reads a clock or
+//! touches the browser: the executor (one per client, in the web layer)
+//! performs each `Io`, and time comes in with every call.
+//!
+//! # Call order (quinn-proto's shape)
+//!
+//! ```text
+//! let mut engine = Engine::new(config, float_text, random);
+//! engine.send(now, call, intent, machine, SendMode::AndWait, watched);   // a public call
+//! loop {
+//!     while let Some(io) = engine.poll_io() { /* perform it */ }
+//!     //   its answer                   → handle(now, io.op, done)
+//!     //   poll_timeout() reached       → handle_timeout(now)
+//!     //   the runtime is online again  → handle_online(now)
+//!     //   the page is visible again    → handle_visible(now)
+//!     //   an intent's announcement     → handle_announced(now, intent_id)
+//!     //   the probe's word from a tab  → handle_heard(now, availability)
+//!     //   a caller's signal aborted    → caller_left(now, call)
+//! }
+//! ```
+//!
+//! Tasks: storage procedures ([`store`]), a drive of one intent
+//! ([`drive`]), the public calls and the scope's turns ([`calls`]), and the
+//! history probe's looks ([`looks`]).
+
+mod calls;
+mod drive;
+pub mod events;
+pub mod io;
+mod looks;
+pub mod requests;
+pub mod store;
+
+use std::collections::VecDeque;
+
+pub use calls::{failed_outcome, invalid, journal_failure, Read, SendMode};
+pub use io::{
+    Ask, CallId, Do, Done, Entry, Failure, HistoryStatus, Io, LockKind, Locked, OpId, Reply,
+    Request, Sink, Swap,
+};
+
+use crate::core::journal::{
+    IntentRecord, JournalError, Listing, RandomSource, RequestIdPolicy, StoreError,
+};
+use crate::core::machine::{
+    Availability, ConfirmAnswer, GateConfig, Granted, MachineConfig, Outcome, Probe, ProbeAction,
+    Ticket,
+};
+use crate::core::protocol::FloatText;
+
+/// A task's id.
+type TaskId = u32;
+
+/// Where history's answers come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfirmWith {
+    /// The gateway's event queries.
+    Gateway,
+    /// The caller's `confirm(question)`, one question at a time.
+    One,
+    /// The caller's `confirmBatch(questions)`.
+    Batch,
+}
+
+/// A client's settings, as `connect` read them.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The storage namespace.
+    pub namespace: String,
+    /// The gateway's base URL, without a trailing slash.
+    pub base_url: String,
+    /// The drives' settings.
+    pub machine: MachineConfig,
+    /// Also send `Command-Wait-Timout` (servers before 8.4).
+    pub legacy_timeout: bool,
+    /// A `headers()` function is asked before each request.
+    pub headers: bool,
+    /// Where confirmations are asked.
+    pub confirm: ConfirmWith,
+    /// `offline: "return"`: a drive that meets an offline runtime ends.
+    pub offline_return: bool,
+    /// Listeners: `onEvent`, `onHistory`, `onEscalated`.
+    pub on_event: bool,
+    /// `onHistory` listens.
+    pub on_history: bool,
+    /// `onEscalated` listens.
+    pub on_escalated: bool,
+    /// A `checkDownstream` connect option is given.
+    pub check_downstream: bool,
+    /// Each attempt carries a W3C `traceparent`.
+    pub trace_context: bool,
+    /// How random requestIds are minted.
+    pub policy: RequestIdPolicy,
+    /// How long settled intents are kept.
+    pub retention_ms: i64,
+}
+
+/// What a task is woken with.
+#[derive(Debug)]
+enum Wake {
+    /// Begin.
+    Start,
+    /// Its operation's answer.
+    Op(Done),
+    /// A child task's result.
+    Child(Child),
+    /// Its timer.
+    Timer,
+    /// The history probe answered its question.
+    Answer(ConfirmAnswer),
+    /// An announcement it listens for, the runtime online again, or its
+    /// caller gone: look again.
+    Poke,
+}
+
+/// A child task's result, for its parent.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // moved once, from a task to its parent
+enum Child {
+    Record(Result<Option<IntentRecord>, JournalError>),
+    Wrote(Result<u64, StoreError>),
+    Listing(Result<Listing, StoreError>),
+    Removed(Result<(), StoreError>),
+    Drove(Box<Outcome>),
+    Resumed(usize, calls::Resumed),
+    Nothing,
+}
+
+/// After a step: the task goes on in this state, or is done with this result.
+#[allow(clippy::large_enum_variant)]
+enum Next {
+    Keep(Task),
+    Done(Child),
+}
+
+/// Every kind of task.
+#[derive(Debug)]
+enum Task {
+    Store(store::StoreTask),
+    Drive(Box<drive::DriveTask>),
+    Call(Box<calls::CallTask>),
+    Look(looks::LookTask),
+}
+
+/// A call whose caller may leave (a signal) or wants to hear its intent's
+/// id (`onIntent`): what its drive wrote last, for the `Aborted` error.
+#[derive(Debug)]
+struct Watched {
+    call: CallId,
+    record: Option<IntentRecord>,
+    /// A request may have left.
+    sent: bool,
+    /// Its caller left: the drive goes on without it.
+    left: bool,
+}
+
+/// The engine of one client.
+pub struct Engine {
+    config: EngineConfig,
+    float: FloatText,
+    random: Box<dyn RandomSource>,
+    /// This probe's messages, told apart from the other tabs' (53 bits: a JS number).
+    me: u64,
+    now: i64,
+    /// Whether the runtime says it is online, as the executor last read it.
+    online: bool,
+    io: VecDeque<Io>,
+    next_op: OpId,
+    next_task: TaskId,
+    /// Operations in flight and the tasks their answers wake.
+    ops: Vec<(OpId, TaskId)>,
+    /// Live tasks: id, parent, state (taken out while it steps).
+    tasks: Vec<(TaskId, Option<TaskId>, Option<Task>)>,
+    /// Wakes not yet delivered (never delivered inside another step).
+    wakes: VecDeque<(TaskId, Wake)>,
+    timers: Vec<(i64, TaskId)>,
+    probe: Probe,
+    /// The probe's lock op, while asked for or held.
+    probe_lock: Option<OpId>,
+    /// The probe's questions and the drives that asked them.
+    questions: Vec<(Ticket, TaskId)>,
+    /// Tasks listening for announcements (a queued caller's turn), and the
+    /// two intents whose announcements wake each.
+    listening: Vec<(TaskId, [String; 2])>,
+    /// Queued intents whose callers wait in this client: each is sent by
+    /// its own caller's drive, not by the drive that settled the one before.
+    waited_here: Vec<String>,
+    watched: Vec<Watched>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Engine")
+    }
+}
+
+impl Engine {
+    /// An engine for one client; `float` writes a fingerprint's
+    /// non-integral numbers ([`crate::core::protocol::float_text`] or the
+    /// engine's digits); `random` mints requestIds and seeds jitter.
+    pub fn new(
+        config: EngineConfig,
+        float: FloatText,
+        mut random: Box<dyn RandomSource>,
+    ) -> Engine {
+        let mut seed = [0u8; 8];
+        random.fill(&mut seed);
+        let mut me = [0u8; 8];
+        random.fill(&mut me);
+        let gate = GateConfig {
+            batch: match config.confirm {
+                ConfirmWith::One => 1,
+                _ => crate::core::machine::history::MAX_BATCH,
+            },
+            ..GateConfig::default()
+        };
+        Engine {
+            config,
+            float,
+            random,
+            me: u64::from_le_bytes(me) >> 11,
+            now: 0,
+            online: true,
+            io: VecDeque::new(),
+            next_op: 1,
+            next_task: 1,
+            ops: Vec::new(),
+            tasks: Vec::new(),
+            wakes: VecDeque::new(),
+            timers: Vec::new(),
+            probe: Probe::new(gate, u64::from_le_bytes(seed)),
+            probe_lock: None,
+            questions: Vec::new(),
+            listening: Vec::new(),
+            waited_here: Vec::new(),
+            watched: Vec::new(),
+        }
+    }
+
+    /// The client's settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The next thing to do.
+    pub fn poll_io(&mut self) -> Option<Io> {
+        self.io.pop_front()
+    }
+
+    /// When [`Engine::handle_timeout`] is due next.
+    pub fn poll_timeout(&self) -> Option<i64> {
+        let tasks = self.timers.iter().map(|(at, _)| *at).min();
+        match (tasks, self.probe.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// `client.history`: whether history answers, and what waits for it.
+    pub fn history(&self) -> HistoryStatus {
+        let gate = self.probe.gate();
+        HistoryStatus {
+            availability: gate.availability(),
+            waiting: gate.waiting() as u32,
+        }
+    }
+
+    /// Whether the runtime says it is online (read by the executor before
+    /// each event it reports).
+    pub fn set_online(&mut self, online: bool) {
+        self.online = online;
+    }
+
+    /// The answer to operation `op`.
+    pub fn handle(&mut self, now: i64, op: OpId, done: Done) {
+        self.now = now;
+        if Some(op) == self.probe_lock {
+            if let Done::Locked(locked) = done {
+                let granted = match locked {
+                    Locked::Held => Granted::Held,
+                    Locked::Busy => {
+                        self.probe_lock = None;
+                        Granted::Busy
+                    }
+                    Locked::Unsupported => {
+                        self.probe_lock = None;
+                        Granted::Unsupported
+                    }
+                };
+                self.probe.handle_lock(now, granted);
+            }
+        } else if let Some(i) = self.ops.iter().position(|(o, _)| *o == op) {
+            // A stream's elements keep its op open until it ends.
+            let task = if matches!(done, Done::Element(_)) {
+                self.ops[i].1
+            } else {
+                self.ops.swap_remove(i).1
+            };
+            self.wakes.push_back((task, Wake::Op(done)));
+        }
+        self.run();
+    }
+
+    /// A time [`Engine::poll_timeout`] gave has come.
+    pub fn handle_timeout(&mut self, now: i64) {
+        self.now = now;
+        let mut i = 0;
+        while i < self.timers.len() {
+            if self.timers[i].0 <= now {
+                let (_, task) = self.timers.swap_remove(i);
+                self.wakes.push_back((task, Wake::Timer));
+            } else {
+                i += 1;
+            }
+        }
+        if self.probe.poll_timeout().is_some_and(|at| at <= now) {
+            self.probe.handle_timeout(now);
+        }
+        self.run();
+    }
+
+    /// The runtime is online again: what waits for it goes on, history is
+    /// looked at, and the journal's unresolved intents are driven (each by
+    /// one driver across tabs).
+    pub fn handle_online(&mut self, now: i64) {
+        self.now = now;
+        self.online = true;
+        self.probe.wake(now);
+        self.resume(now, 0, true);
+    }
+
+    /// The page is visible again: history is looked at.
+    pub fn handle_visible(&mut self, now: i64) {
+        self.now = now;
+        self.probe.wake(now);
+        self.run();
+    }
+
+    /// An intent of the namespace was announced (by anyone): queued callers
+    /// waiting for it look at their scope again.
+    pub fn handle_announced(&mut self, now: i64, intent_id: &str) {
+        self.now = now;
+        for (task, ids) in &self.listening {
+            if ids.iter().any(|id| id == intent_id) {
+                self.wakes.push_back((*task, Wake::Poke));
+            }
+        }
+        self.run();
+    }
+
+    /// A message on the probe's channel: another tab's or worker's word on
+    /// its look at history, from probe `from` about `source`'s history
+    /// (this probe's own, and another source's, are not news).
+    pub fn handle_heard(&mut self, now: i64, source: &str, from: u64, availability: Availability) {
+        self.now = now;
+        if from != self.me && source == self.history_source() {
+            self.probe.handle_heard(now, availability);
+        }
+        self.run();
+    }
+
+    /// Call `call`'s caller stopped waiting (its signal aborted): the call
+    /// settles at once with `Aborted`, saying what was written; the intent
+    /// is not withdrawn, and its drive goes on.
+    pub fn caller_left(&mut self, now: i64, call: CallId) {
+        self.now = now;
+        let Some(w) = self.watched.iter_mut().find(|w| w.call == call) else {
+            return;
+        };
+        if w.left {
+            return;
+        }
+        w.left = true;
+        let outcome = calls::aborted(w.record.as_ref(), w.sent);
+        self.io.push_back(Io {
+            op: 0,
+            what: Do::Settle(call, Reply::Failed(Box::new(outcome))),
+        });
+        // A queued caller's wait ends with it.
+        for (task, _) in &self.listening {
+            self.wakes.push_back((*task, Wake::Poke));
+        }
+        self.run();
+    }
+
+    // ------------------------------------------------------------ plumbing
+
+    /// Asks the executor to do `what` for task `task`; the answer wakes it.
+    fn op(&mut self, task: TaskId, what: Do) -> OpId {
+        let op = self.new_op();
+        self.ops.push((op, task));
+        self.io.push_back(Io { op, what });
+        op
+    }
+
+    /// Asks the executor to do `what`, expecting no answer.
+    fn tell(&mut self, what: Do) {
+        self.io.push_back(Io { op: 0, what });
+    }
+
+    /// A new task under `parent` (its result wakes the parent); started by its first op.
+    fn child(&mut self, parent: TaskId, task: Task) -> TaskId {
+        let id = self.new_id();
+        self.tasks.push((id, Some(parent), Some(task)));
+        id
+    }
+
+    /// A new task, woken at once with [`Wake::Start`].
+    fn spawn(&mut self, parent: Option<TaskId>, task: Task) -> TaskId {
+        let id = self.new_id();
+        self.tasks.push((id, parent, Some(task)));
+        self.wakes.push_back((id, Wake::Start));
+        id
+    }
+
+    /// An operation's id: from 1, below 2^30 (the executor's own tags are above).
+    fn new_op(&mut self) -> OpId {
+        let op = self.next_op;
+        self.next_op = if op >= 1 << 30 { 1 } else { op + 1 };
+        op
+    }
+
+    fn new_id(&mut self) -> TaskId {
+        let id = self.next_task;
+        self.next_task = self.next_task.wrapping_add(1).max(1);
+        id
+    }
+
+    /// Wakes task `task` at `at`.
+    fn timer(&mut self, task: TaskId, at: i64) {
+        self.timers.retain(|(_, t)| *t != task);
+        self.timers.push((at, task));
+    }
+
+    /// Delivers every wake due, performing what the probe asks between them.
+    fn run(&mut self) {
+        loop {
+            self.drain_probe();
+            let Some((id, wake)) = self.wakes.pop_front() else {
+                break;
+            };
+            let Some(slot) = self.tasks.iter_mut().find(|(t, _, _)| *t == id) else {
+                continue;
+            };
+            let parent = slot.1;
+            let Some(task) = slot.2.take() else {
+                continue;
+            };
+            let next = match task {
+                Task::Store(t) => self.step_store(id, t, wake),
+                Task::Drive(t) => self.step_drive(id, t, wake),
+                Task::Call(t) => self.step_call(id, t, wake),
+                Task::Look(t) => self.step_look(id, t, wake),
+            };
+            self.place(id, parent, next);
+        }
+    }
+
+    /// Puts a task that stepped back in its slot, or ends it: its timer,
+    /// its listening and its wait for the network go, and its parent is
+    /// woken with its result.
+    fn place(&mut self, id: TaskId, parent: Option<TaskId>, next: Next) {
+        match next {
+            Next::Keep(task) => {
+                if let Some(slot) = self.tasks.iter_mut().find(|(t, _, _)| *t == id) {
+                    slot.2 = Some(task);
+                }
+            }
+            Next::Done(child) => {
+                self.tasks.retain(|(t, _, _)| *t != id);
+                self.timers.retain(|(_, t)| *t != id);
+                self.unlisten(id);
+                if let Some(parent) = parent {
+                    self.wakes.push_back((parent, Wake::Child(child)));
+                }
+            }
+        }
+    }
+
+    /// Performs what the probe asks.
+    fn drain_probe(&mut self) {
+        while let Some(action) = self.probe.poll_action() {
+            match action {
+                ProbeAction::Look(look) => self.look(look),
+                ProbeAction::TakeLock => {
+                    let name = crate::core::text::text!(
+                        "wow-command-client/",
+                        self.config.namespace,
+                        "/history/",
+                        self.history_source()
+                    );
+                    let op = self.new_op();
+                    self.probe_lock = Some(op);
+                    self.io.push_back(Io {
+                        op,
+                        what: Do::Lock {
+                            name,
+                            wait_ms: i32::MAX as u64,
+                            kind: LockKind::Probe,
+                        },
+                    });
+                }
+                ProbeAction::ReleaseLock => {
+                    if let Some(lock) = self.probe_lock.take() {
+                        self.tell(Do::Unlock { lock });
+                    }
+                }
+                ProbeAction::Post(is) => {
+                    let text = events::availability_message(&self.history_source(), self.me, is);
+                    self.tell(Do::Post(text));
+                }
+                ProbeAction::Changed { was, is, waiting } => {
+                    if self.config.on_history {
+                        let text = events::history_event(self.now, was, is, waiting);
+                        self.tell(Do::Notify(Sink::History, text));
+                    }
+                }
+                ProbeAction::Answer(ticket, answer) => {
+                    if let Some(i) = self.questions.iter().position(|(t, _)| *t == ticket) {
+                        let (_, task) = self.questions.swap_remove(i);
+                        self.wakes.push_back((task, Wake::Answer(answer)));
+                    }
+                }
+                ProbeAction::LookForEscalated => self.look_for_escalated(),
+                ProbeAction::DriveEscalated => {
+                    self.spawn(None, Task::Call(Box::new(calls::CallTask::resume(0, true))));
+                }
+            }
+        }
+    }
+
+    /// Who the probe's tabs are: the gateway's URL, or `confirm` for a
+    /// caller's confirmer (one probe per namespace and source).
+    fn history_source(&self) -> String {
+        match self.config.confirm {
+            ConfirmWith::Gateway => self.config.base_url.clone(),
+            _ => "confirm".into(),
+        }
+    }
+
+    /// Task `task` listens for the announcements of intents `ids` (the
+    /// executor hears the channel while anyone here listens).
+    fn listen(&mut self, task: TaskId, ids: [String; 2]) {
+        if self.listening.is_empty() {
+            self.tell(Do::Listen(true));
+        }
+        self.listening.retain(|(t, _)| *t != task);
+        self.listening.push((task, ids));
+    }
+
+    /// Task `task` stops listening.
+    fn unlisten(&mut self, task: TaskId) {
+        let before = self.listening.len();
+        self.listening.retain(|(t, _)| *t != task);
+        if before > 0 && self.listening.is_empty() {
+            self.tell(Do::Listen(false));
+        }
+    }
+
+    fn watched(&mut self, call: CallId) -> Option<&mut Watched> {
+        self.watched.iter_mut().find(|w| w.call == call)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,280 @@
+//! The requests the engine sends, built here to the byte (headers checked,
+//! the body's text written once), and what their answers mean: a command
+//! attempt (JSON or a stage stream), a look at history (a count for one
+//! question's existence, a list when its stream's facts are wanted, one
+//! batched list for several), a snapshot read.
+
+use super::io::Request;
+use crate::core::journal::IntentRecord;
+use crate::core::machine::{ConfirmAnswer, Look, LookAnswer, Said};
+use crate::core::protocol::headers::names;
+use crate::core::protocol::{
+    BatchQuery, CommandHeaders, ConfirmQuery, JsonOut, JsonResponse, JsonValue, ResponseBody,
+    BATCH_LIMIT,
+};
+use crate::core::text::text;
+
+/// Joins the base URL and a path.
+pub fn url(base: &str, path: &str) -> String {
+    text!(base.trim_end_matches('/'), path)
+}
+
+fn headers_of(headers: &CommandHeaders) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// An attempt's request for `record`, aborted after `timeout_ms`; `extra`:
+/// the caller's fresh headers (and the attempt's traceparent). A header
+/// that cannot be sent, or a method that is not a command's, means the
+/// request never leaves (the error says why).
+pub fn command(
+    base_url: &str,
+    record: &IntentRecord,
+    stream: bool,
+    legacy_timeout: bool,
+    extra: &[(String, String)],
+    timeout_ms: u32,
+    float: crate::core::protocol::FloatText,
+) -> Result<Request, String> {
+    let c = &record.command;
+    let mut headers = CommandHeaders::new();
+    let accept = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    headers
+        .set(names::CONTENT_TYPE, "application/json")
+        .and_then(|h| h.set(names::ACCEPT, accept))
+        .and_then(|h| h.set(names::REQUEST_ID, &record.request_id))
+        .and_then(|h| h.set(names::AGGREGATE_ID, &record.aggregate.aggregate_id))
+        .and_then(|h| h.wait_plan(&c.wait.plan(), legacy_timeout))
+        .map_err(|e| e.message())?;
+    if let Some(v) = c.expected_version {
+        headers
+            .set(names::AGGREGATE_VERSION, &text!(v))
+            .map_err(|e| e.message())?;
+    }
+    for (name, value) in c.headers.iter().chain(extra) {
+        headers.set(name, value).map_err(|e| e.message())?;
+    }
+    let method = c.method.to_ascii_uppercase();
+    if !crate::core::protocol::is_command_method(&method) {
+        return Err(text!("unsupported method ", method));
+    }
+    Ok(Request {
+        url: url(base_url, &c.path),
+        method,
+        headers: headers_of(&headers),
+        body: JsonOut::of(&c.body, float),
+        timeout_ms,
+        stream,
+    })
+}
+
+/// A command's whole JSON answer as the machine reads it; `url` is what a
+/// body that is no gateway's answer names (an app's own origin by mistake
+/// answered 404 with an "empty body").
+pub fn command_answer(
+    status: u16,
+    error_code_header: Option<String>,
+    body: Result<JsonValue, String>,
+    url: &str,
+) -> JsonResponse {
+    JsonResponse {
+        status,
+        error_code_header,
+        body: match body {
+            Ok(value) => ResponseBody::from_json(value),
+            Err(reason) => ResponseBody::Other {
+                reason: text!(reason, " from ", url),
+            },
+        },
+    }
+}
+
+/// A POST of history's query `body` to `path`, bounded by `within_ms`.
+fn history_request(
+    base_url: &str,
+    path: &str,
+    body: String,
+    extra: &[(String, String)],
+    within_ms: u32,
+) -> Result<Request, String> {
+    let mut headers = CommandHeaders::new();
+    [
+        (names::CONTENT_TYPE, "application/json"),
+        (names::ACCEPT, "application/json"),
+    ]
+    .into_iter()
+    .chain(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+    .try_for_each(|(name, value)| headers.set(name, value).map(drop))
+    .map_err(|e| e.message())?;
+    Ok(Request {
+        url: url(base_url, path),
+        method: "POST".into(),
+        headers: headers_of(&headers),
+        body,
+        timeout_ms: within_ms,
+        stream: false,
+    })
+}
+
+/// How a look asks the gateway: one question by its `…/event/count` for
+/// existence (its `…/event/list` when the stream's facts are wanted), many
+/// by one batched list ([`BatchQuery`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Asked {
+    /// A count: a number.
+    Count,
+    /// One question's list: its streams.
+    List,
+    /// Several questions' list (a projection of each stream's ids and facts).
+    Batch,
+}
+
+/// The request of a look at the gateway's history, and how to read its answer.
+pub fn look(
+    base_url: &str,
+    look: &Look,
+    extra: &[(String, String)],
+    within_ms: u32,
+    float: crate::core::protocol::FloatText,
+) -> Result<(Request, String, Asked), String> {
+    let (path, body, asked) = match &look.questions[..] {
+        [query] if look.need_facts => (
+            query.list_path(),
+            JsonOut::of(&query.list_body(), float),
+            Asked::List,
+        ),
+        [query] => (
+            query.count_path(),
+            JsonOut::of(&query.condition(), float),
+            Asked::Count,
+        ),
+        [first, ..] => (
+            first.list_path(),
+            JsonOut::of(&BatchQuery::of(&look.questions), float),
+            Asked::Batch,
+        ),
+        [] => return Err("a look without questions".into()),
+    };
+    let path = path.map_err(|e| e.message())?;
+    let request = history_request(base_url, &path, body, extra, within_ms)?;
+    Ok((request, path, asked))
+}
+
+/// What a look's answer says: `status` and the parsed body (or why there
+/// is none), from `path`.
+pub fn look_answer(
+    look: &Look,
+    asked: &Asked,
+    path: &str,
+    status: u16,
+    body: Result<JsonValue, String>,
+) -> LookAnswer {
+    if !(200..300).contains(&status) {
+        return LookAnswer::Unavailable(text!(path, " answered ", status));
+    }
+    let Ok(value) = body else {
+        return LookAnswer::Unavailable(text!(path, " did not answer JSON"));
+    };
+    let text = |s: &JsonValue, k: &str| s.get(k).and_then(JsonValue::as_str).map(str::to_owned);
+    let appended = |s: &JsonValue| ConfirmAnswer::Appended {
+        version: s.get("version").and_then(JsonValue::as_i64),
+        command_id: text(s, "commandId"),
+    };
+    let query = &look.questions[0];
+    match asked {
+        Asked::Count => one(
+            query,
+            match value {
+                JsonValue::Int(n) if n >= 1 => ConfirmAnswer::Appended {
+                    version: None,
+                    command_id: None,
+                },
+                JsonValue::UInt(_) => ConfirmAnswer::Appended {
+                    version: None,
+                    command_id: None,
+                },
+                JsonValue::Float(n) if n >= 1.0 => ConfirmAnswer::Appended {
+                    version: None,
+                    command_id: None,
+                },
+                JsonValue::Int(_) | JsonValue::Float(_) => ConfirmAnswer::NotAppended,
+                _ => ConfirmAnswer::Unavailable(text!(path, " did not answer a number")),
+            },
+        ),
+        Asked::List => {
+            let JsonValue::Array(streams) = value else {
+                return LookAnswer::Unavailable(text!(path, " did not answer a list"));
+            };
+            let found = streams.iter().find(|s| {
+                s.get("requestId").and_then(JsonValue::as_str) == Some(query.request_id.as_str())
+            });
+            one(query, found.map_or(ConfirmAnswer::NotAppended, appended))
+        }
+        Asked::Batch => {
+            let JsonValue::Array(streams) = value else {
+                return LookAnswer::Unavailable(text!(path, " did not answer a list"));
+            };
+            let complete = streams.len() < BATCH_LIMIT as usize;
+            let said = streams
+                .iter()
+                .filter_map(|s| {
+                    Some(Said {
+                        aggregate_id: text(s, "aggregateId")?,
+                        request_id: text(s, "requestId")?,
+                        answer: appended(s),
+                    })
+                })
+                .collect();
+            LookAnswer::Said { said, complete }
+        }
+    }
+}
+
+/// A look of one question: what history said of it.
+pub fn one(query: &ConfirmQuery, answer: ConfirmAnswer) -> LookAnswer {
+    match answer {
+        ConfirmAnswer::Unavailable(why) => LookAnswer::Unavailable(why),
+        answer => LookAnswer::Said {
+            said: vec![Said {
+                aggregate_id: query.aggregate_id.clone(),
+                request_id: query.request_id.clone(),
+                answer,
+            }],
+            complete: true,
+        },
+    }
+}
+
+/// A snapshot read of `record`'s aggregate (`awaitDownstream`'s SNAPSHOT),
+/// bounded by `within_ms`.
+pub fn snapshot(
+    base_url: &str,
+    record: &IntentRecord,
+    extra: &[(String, String)],
+    within_ms: u32,
+) -> Option<Request> {
+    let a = &record.aggregate;
+    let path = a.route().snapshot_path(&a.aggregate_id).ok()?;
+    let mut headers = CommandHeaders::new();
+    extra
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .chain([(names::ACCEPT, "application/json")])
+        .try_for_each(|(n, v)| headers.set(n, v).map(drop))
+        .ok()?;
+    Some(Request {
+        url: url(base_url, &path),
+        method: "GET".into(),
+        headers: headers_of(&headers),
+        body: String::new(),
+        timeout_ms: within_ms,
+        stream: false,
+    })
+}

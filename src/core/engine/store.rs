@@ -1,0 +1,419 @@
+//! The journal's storage procedures over the executor's key-value
+//! primitives ([`Do::Get`], [`Do::List`], [`Do::Put`], [`Do::Remove`],
+//! [`Do::Aside`]): one record read (an unreadable one moved aside, never
+//! dropped), found by id or business key, written by compare-and-swap (and,
+//! when the store is full, after evicting settled history the journal no
+//! longer needs), listed with what had to be quarantined. Each is a task a
+//! caller waits on: its result comes back as a [`Child`].
+//!
+//! Records live under `wow-intents/<namespace>/<id>`; unreadable entries
+//! are moved under `wow-intents-quarantine/<namespace>/<id>`.
+
+use super::io::{Do, Done, Swap};
+use super::{Child, Engine, Next, TaskId, Wake};
+use crate::core::journal::{
+    derived_request_id, IntentRecord, Listing, Quarantined, RecordError, StoreError, StoredRecord,
+    Unavailable,
+};
+use crate::core::text::text;
+
+/// The key of an intent's record.
+pub fn key(namespace: &str, id: &str) -> String {
+    text!("wow-intents/", namespace, "/", id)
+}
+
+/// The key prefix of a namespace's records.
+pub fn prefix(namespace: &str) -> String {
+    text!("wow-intents/", namespace, "/")
+}
+
+/// The key prefix of a namespace's quarantined entries.
+pub fn aside_prefix(namespace: &str) -> String {
+    text!("wow-intents-quarantine/", namespace, "/")
+}
+
+/// A storage procedure in progress.
+#[derive(Debug)]
+pub(super) enum StoreTask {
+    /// One record by id; then, when `or_key`, by the id derived from it as
+    /// a business key.
+    Find {
+        id: String,
+        or_key: bool,
+        /// The entry found unreadable, being moved aside: the error after it.
+        failed: Option<StoreError>,
+    },
+    /// A compare-and-swap write; `evicting`: the store was full, and
+    /// settled records are being evicted `batch` at a time.
+    Write {
+        record: Box<IntentRecord>,
+        text: String,
+        evicting: Option<Evicting>,
+    },
+    /// A namespace's records (`scope`: those of one scope), with what was
+    /// quarantined (`aside`), entries moved aside one by one.
+    List {
+        scope: Option<String>,
+        stage: ListStage,
+        listing: Listing,
+        unreadable: Vec<String>,
+    },
+    /// Keys removed in one batch.
+    Remove,
+}
+
+#[derive(Debug)]
+pub(super) struct Evicting {
+    /// Settled records that may go, in the order they go.
+    ids: Vec<String>,
+    /// How many are gone.
+    gone: usize,
+    batch: usize,
+    /// The write's first error (what stands if nothing can go).
+    full: StoreError,
+    /// Waiting for the listing (false) or for a removal (true).
+    removing: bool,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum ListStage {
+    Aside,
+    Own,
+    Moving,
+}
+
+impl Engine {
+    /// Finds a record by its id (`or_key`: or by a business key).
+    pub(super) fn find(&mut self, parent: TaskId, id: &str, or_key: bool) {
+        let task = StoreTask::Find {
+            id: id.to_owned(),
+            or_key,
+            failed: None,
+        };
+        let me = self.child(parent, super::Task::Store(task));
+        let key = key(&self.config.namespace, id);
+        self.op(me, Do::Get { key });
+    }
+
+    /// Writes `record` by compare-and-swap on its revision; its new revision.
+    pub(super) fn write(&mut self, parent: TaskId, record: &IntentRecord) {
+        let mut next = record.clone();
+        next.set_revision(record.revision + 1);
+        let text = crate::core::protocol::JsonOut::of(&next, self.float);
+        let put = Do::Put {
+            key: key(&self.config.namespace, &record.intent_id),
+            text: text.clone(),
+            expected: record.revision,
+            flush: record.needs_flush(),
+        };
+        let me = self.child(
+            parent,
+            super::Task::Store(StoreTask::Write {
+                record: Box::new(record.clone()),
+                text,
+                evicting: None,
+            }),
+        );
+        self.op(me, put);
+    }
+
+    /// Lists the namespace's records (`scope`: those of one scope).
+    pub(super) fn list(&mut self, parent: TaskId, scope: Option<&str>) {
+        let ns = &self.config.namespace;
+        let (first, stage) = match scope {
+            // A scope's listing leaves quarantine to the full listing.
+            Some(scope) => (
+                Do::List {
+                    prefix: prefix(ns),
+                    only: Some(("scope".into(), scope.into())),
+                },
+                ListStage::Own,
+            ),
+            None => (
+                Do::List {
+                    prefix: aside_prefix(ns),
+                    only: None,
+                },
+                ListStage::Aside,
+            ),
+        };
+        let task = StoreTask::List {
+            scope: scope.map(str::to_owned),
+            stage,
+            listing: Listing::default(),
+            unreadable: Vec::new(),
+        };
+        let me = self.child(parent, super::Task::Store(task));
+        self.op(me, first);
+    }
+
+    /// Removes the records `ids`.
+    pub(super) fn remove(&mut self, parent: TaskId, ids: &[&str]) {
+        let keys = ids
+            .iter()
+            .map(|id| key(&self.config.namespace, id))
+            .collect();
+        let me = self.child(parent, super::Task::Store(StoreTask::Remove));
+        self.op(me, Do::Remove { keys });
+    }
+
+    pub(super) fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
+        let Wake::Op(done) = wake else {
+            return Next::Keep(super::Task::Store(task));
+        };
+        match (task, done) {
+            (
+                StoreTask::Find {
+                    failed: Some(e), ..
+                },
+                _,
+            ) => Next::Done(Child::Record(Err(e.into()))),
+            (StoreTask::Find { id, or_key, .. }, Done::Got(got)) => match got {
+                Ok(Some(Ok(record))) => Next::Done(Child::Record(Ok(Some(record)))),
+                Ok(None) if or_key => {
+                    let derived = derived_request_id(&self.config.namespace, &id);
+                    let key = key(&self.config.namespace, &derived);
+                    self.op(me, Do::Get { key });
+                    Next::Keep(super::Task::Store(StoreTask::Find {
+                        id: derived,
+                        or_key: false,
+                        failed: None,
+                    }))
+                }
+                Ok(None) => Next::Done(Child::Record(Ok(None))),
+                Ok(Some(Err(reason))) => {
+                    let key = key(&self.config.namespace, &id);
+                    let failed = StoreError::Unavailable {
+                        kind: Unavailable::ReadFailed,
+                        detail: text!(key, ": ", reason.message()),
+                    };
+                    if matches!(reason, RecordError::FutureSchema(_)) {
+                        // A newer build's record stays where it is, for it.
+                        return Next::Done(Child::Record(Err(failed.into())));
+                    }
+                    let to = text!(aside_prefix(&self.config.namespace), id);
+                    self.op(me, Do::Aside { from: key, to });
+                    Next::Keep(super::Task::Store(StoreTask::Find {
+                        id,
+                        or_key,
+                        failed: Some(failed),
+                    }))
+                }
+                Err(e) => Next::Done(Child::Record(Err(e.into()))),
+            },
+            (
+                StoreTask::Write {
+                    record,
+                    text,
+                    evicting,
+                },
+                done,
+            ) => self.step_write(me, record, text, evicting, done),
+            (
+                StoreTask::List {
+                    scope,
+                    stage,
+                    mut listing,
+                    mut unreadable,
+                },
+                done,
+            ) => {
+                match (stage, done) {
+                    (ListStage::Aside, Done::Listed(Ok(entries))) => {
+                        for (key, _) in entries {
+                            listing.quarantined.push(Quarantined {
+                                key,
+                                reason: RecordError::Corrupt("quarantined earlier".into()),
+                            });
+                        }
+                        let prefix = prefix(&self.config.namespace);
+                        self.op(me, Do::List { prefix, only: None });
+                        return Next::Keep(super::Task::Store(StoreTask::List {
+                            scope,
+                            stage: ListStage::Own,
+                            listing,
+                            unreadable,
+                        }));
+                    }
+                    (ListStage::Own, Done::Listed(Ok(entries))) => {
+                        for (key, entry) in entries {
+                            match entry {
+                                Ok(record) => {
+                                    if scope.is_none() || record.scope == scope {
+                                        listing.records.push(record);
+                                    }
+                                }
+                                // A scope's listing skips them (the full one quarantines).
+                                Err(_) if scope.is_some() => {}
+                                Err(reason) => {
+                                    if !matches!(reason, RecordError::FutureSchema(_)) {
+                                        unreadable.push(key.clone());
+                                    }
+                                    listing.quarantined.push(Quarantined { key, reason });
+                                }
+                            }
+                        }
+                    }
+                    (ListStage::Moving, Done::Removed(Ok(()))) => {}
+                    (_, Done::Listed(Err(e)) | Done::Removed(Err(e))) => {
+                        return Next::Done(Child::Listing(Err(e)))
+                    }
+                    _ => {}
+                }
+                // Unreadable entries go aside one by one, then the listing is done.
+                if let Some(from) = unreadable.pop() {
+                    let own = prefix(&self.config.namespace);
+                    let to = text!(
+                        aside_prefix(&self.config.namespace),
+                        from.strip_prefix(own.as_str()).unwrap_or(&from)
+                    );
+                    self.op(me, Do::Aside { from, to });
+                    return Next::Keep(super::Task::Store(StoreTask::List {
+                        scope,
+                        stage: ListStage::Moving,
+                        listing,
+                        unreadable,
+                    }));
+                }
+                sort_by_creation(&mut listing.records);
+                Next::Done(Child::Listing(Ok(listing)))
+            }
+            (StoreTask::Remove, Done::Removed(r)) => Next::Done(Child::Removed(r)),
+            (task, _) => Next::Keep(super::Task::Store(task)),
+        }
+    }
+
+    /// Refusing to send because storage is full is right; refusing because
+    /// the journal filled it with its own history is not. Only `succeeded`,
+    /// `rejected` and `withdrawn` intents are evicted (their outcome was
+    /// reported; a conflict still waits for the caller's decision), keyless
+    /// ones before keyed ones (a keyed intent's requestId is derived from its
+    /// key, so the gateway still recognises a repeat), oldest created first,
+    /// in doubling batches until the write fits. Unresolved and escalated
+    /// intents are never evicted; if nothing can go, the original error stands.
+    fn step_write(
+        &mut self,
+        me: TaskId,
+        record: Box<IntentRecord>,
+        text: String,
+        evicting: Option<Evicting>,
+        done: Done,
+    ) -> Next {
+        let keep = |record, text, evicting| {
+            Next::Keep(super::Task::Store(StoreTask::Write {
+                record,
+                text,
+                evicting,
+            }))
+        };
+        let put = |e: &mut Engine, record: &IntentRecord, text: &str| {
+            e.op(
+                me,
+                Do::Put {
+                    key: key(&e.config.namespace, &record.intent_id),
+                    text: text.to_owned(),
+                    expected: record.revision,
+                    flush: record.needs_flush(),
+                },
+            );
+        };
+        match (evicting, done) {
+            (_, Done::Put(Ok(Swap::Done))) => Next::Done(Child::Wrote(Ok(record.revision + 1))),
+            (_, Done::Put(Ok(Swap::Lost(current)))) => {
+                Next::Done(Child::Wrote(Err(StoreError::Conflict { current })))
+            }
+            (
+                evicting,
+                Done::Put(Err(
+                    full @ StoreError::Unavailable {
+                        kind: Unavailable::QuotaExceeded,
+                        ..
+                    },
+                )),
+            ) => match evicting {
+                None => {
+                    let prefix = prefix(&self.config.namespace);
+                    self.op(me, Do::List { prefix, only: None });
+                    keep(
+                        record,
+                        text,
+                        Some(Evicting {
+                            ids: Vec::new(),
+                            gone: 0,
+                            batch: 1,
+                            full,
+                            removing: false,
+                        }),
+                    )
+                }
+                Some(mut ev) => {
+                    ev.batch *= 2;
+                    self.evict_next(me, record, text, ev)
+                }
+            },
+            (_, Done::Put(Err(e))) => Next::Done(Child::Wrote(Err(e))),
+            (Some(mut ev), Done::Listed(listed)) => {
+                let Ok(entries) = listed else {
+                    return Next::Done(Child::Wrote(Err(ev.full)));
+                };
+                let mut records: Vec<IntentRecord> =
+                    entries.into_iter().filter_map(|(_, r)| r.ok()).collect();
+                sort_by_creation(&mut records);
+                ev.ids = crate::core::journal::evictable(&records, &record.intent_id)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect();
+                self.evict_next(me, record, text, ev)
+            }
+            (Some(mut ev), Done::Removed(removed)) => {
+                if removed.is_err() {
+                    return Next::Done(Child::Wrote(Err(ev.full)));
+                }
+                ev.removing = false;
+                put(self, &record, &text);
+                keep(record, text, Some(ev))
+            }
+            (evicting, _) => keep(record, text, evicting),
+        }
+    }
+
+    /// Evicts the next batch, or gives up with the write's error.
+    fn evict_next(
+        &mut self,
+        me: TaskId,
+        record: Box<IntentRecord>,
+        text: String,
+        mut ev: Evicting,
+    ) -> Next {
+        if ev.gone >= ev.ids.len() {
+            return Next::Done(Child::Wrote(Err(ev.full)));
+        }
+        let upto = (ev.gone + ev.batch).min(ev.ids.len());
+        let keys = ev.ids[ev.gone..upto]
+            .iter()
+            .map(|id| key(&self.config.namespace, id))
+            .collect();
+        ev.gone = upto;
+        ev.removing = true;
+        self.op(me, Do::Remove { keys });
+        Next::Keep(super::Task::Store(StoreTask::Write {
+            record,
+            text,
+            evicting: Some(ev),
+        }))
+    }
+}
+
+/// Oldest created first (ties by id): the journal's order.
+pub(super) fn sort_by_creation(records: &mut Vec<IntentRecord>) {
+    let order = crate::core::order::ascending(
+        records
+            .iter()
+            // i64 to u64 keeping the order (the sign bit flipped).
+            .map(|r| ((r.created_at as u64) ^ (1 << 63), r.intent_id.as_str()))
+            .collect(),
+    );
+    let mut slots: Vec<Option<IntentRecord>> =
+        std::mem::take(records).into_iter().map(Some).collect();
+    *records = order.into_iter().filter_map(|i| slots[i].take()).collect();
+}

@@ -1,0 +1,671 @@
+//! The engine driven natively by a simulated world: tabs (one engine
+//! each) sharing one store, one set of locks and one channel, against a
+//! gateway that appends each requestId once and can lose answers, refuse,
+//! or stop answering history. Time is simulated; every effect is the
+//! engine's own `Io`, performed here as a browser's executor would.
+
+use std::collections::BTreeMap;
+
+use super::io::*;
+use super::*;
+use crate::core::journal::record::decode_json_text;
+use crate::core::journal::{
+    AggregateIdentity, CommandSpec, IntentState, NewIntent, SeededRandom, WaitSpec,
+};
+use crate::core::machine::{Availability, MachineConfig, Status};
+use crate::core::protocol::{CommandStage, JsonValue, StreamElement};
+
+const T0: i64 = 1_800_000_000_000;
+
+/// What the gateway does to the next request of an aggregate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Fault {
+    /// Appended, then the answer is lost.
+    LostAfterAppend,
+    /// 503 before anything is appended.
+    Refused,
+}
+
+#[derive(Default)]
+pub(super) struct Gateway {
+    /// aggregate id → requestIds in version order.
+    pub history: BTreeMap<String, Vec<String>>,
+    pub faults: Vec<(String, Fault)>,
+    pub history_down: bool,
+    pub arrivals: Vec<String>,
+}
+
+impl Gateway {
+    fn command(&mut self, r: &Request) -> Done {
+        let header = |n: &str| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.clone())
+        };
+        let request_id = header("Command-Request-Id").unwrap_or_default();
+        let aggregate = header("Command-Aggregate-Id").unwrap_or_default();
+        self.arrivals.push(request_id.clone());
+        let fault = self
+            .faults
+            .iter()
+            .position(|(a, _)| *a == aggregate)
+            .map(|i| self.faults.remove(i).1);
+        if fault == Some(Fault::Refused) {
+            return Done::Answered {
+                status: 503,
+                error_code: None,
+                retry_after: None,
+                body: Err("empty body".into()),
+            };
+        }
+        let streams = self.history.entry(aggregate.clone()).or_default();
+        let duplicate = streams.contains(&request_id);
+        if !duplicate {
+            streams.push(request_id.clone());
+        }
+        let version = streams.iter().position(|x| *x == request_id).unwrap() as i64 + 1;
+        if fault == Some(Fault::LostAfterAppend) {
+            return Done::Failed(Failure::Lost("connection reset".into()));
+        }
+        let code = if duplicate {
+            "DuplicateRequestId"
+        } else {
+            "Ok"
+        };
+        let body = serde_json::json!({
+            "id": "sig", "waitCommandId": "cmd", "stage": if duplicate { "SENT" } else { "PROCESSED" },
+            "contextName": "c", "aggregateName": "account", "tenantId": "(0)", "aggregateId": aggregate,
+            "aggregateVersion": version, "requestId": request_id, "commandId": "cmd",
+            "function": {"functionKind": "COMMAND", "contextName": "c", "processorName": "A", "name": "onCommand"},
+            "errorCode": code, "errorMsg": "", "result": {}, "signalTime": 0, "succeeded": !duplicate,
+        });
+        let body: JsonValue = serde_json::from_value(body).unwrap();
+        Done::Answered {
+            status: if duplicate { 400 } else { 200 },
+            error_code: Some(code.into()),
+            retry_after: None,
+            body: Ok(body),
+        }
+    }
+
+    fn history_query(&mut self, r: &Request) -> Done {
+        if self.history_down {
+            return Done::Answered {
+                status: 503,
+                error_code: None,
+                retry_after: None,
+                body: Err("empty body".into()),
+            };
+        }
+        let body: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        // Every (aggregate, requestId) pair the query names.
+        let text = body.to_string();
+        let mut streams = Vec::new();
+        for (aggregate, requests) in &self.history {
+            for (i, request) in requests.iter().enumerate() {
+                if text.contains(aggregate.as_str()) && text.contains(request.as_str()) {
+                    streams.push(
+                        serde_json::json!({"aggregateId": aggregate, "requestId": request,
+                        "version": i + 1, "commandId": "cmd"}),
+                    );
+                }
+            }
+        }
+        let value = if r.url.ends_with("/count") {
+            serde_json::json!(streams.len())
+        } else {
+            serde_json::Value::Array(streams)
+        };
+        Done::Answered {
+            status: 200,
+            error_code: None,
+            retry_after: None,
+            body: Ok(serde_json::from_value(value).unwrap()),
+        }
+    }
+}
+
+pub(super) struct Tab {
+    pub engine: Engine,
+    pub replies: Vec<(CallId, Reply)>,
+    pub emitted: Vec<(CallId, StreamElement)>,
+    pub closed: bool,
+}
+
+/// Locks: name → (holder tab, op), and the waiting requests in order.
+#[derive(Default)]
+struct Locks {
+    held: Vec<(String, usize, OpId)>,
+    waiting: Vec<(String, usize, OpId, i64)>,
+}
+
+pub(super) struct World {
+    pub now: i64,
+    pub tabs: Vec<Tab>,
+    pub store: BTreeMap<String, String>,
+    pub gateway: Gateway,
+    locks: Locks,
+    /// Answers due later: (at, tab, op, done).
+    later: Vec<(i64, usize, OpId, Done)>,
+    /// How long each answer takes.
+    pub latency: i64,
+    pub full: bool,
+}
+
+pub(super) fn config(namespace: &str) -> EngineConfig {
+    EngineConfig {
+        namespace: namespace.into(),
+        base_url: "http://gw".into(),
+        machine: MachineConfig {
+            caller_timeout_ms: 5_000,
+            retry_base_ms: 10,
+            retry_max_ms: 50,
+            ..MachineConfig::default()
+        },
+        legacy_timeout: false,
+        headers: false,
+        confirm: ConfirmWith::Gateway,
+        offline_return: false,
+        on_event: true,
+        on_history: true,
+        on_escalated: true,
+        check_downstream: false,
+        trace_context: false,
+        policy: crate::core::journal::RequestIdPolicy::RandomV7,
+        retention_ms: 7 * 86_400_000,
+    }
+}
+
+pub(super) fn intent(id: &str, key: Option<&str>, scope: Option<&str>) -> NewIntent {
+    NewIntent {
+        intent_key: key.map(str::to_owned),
+        aggregate: AggregateIdentity {
+            resource: "account".into(),
+            aggregate_id: id.into(),
+            ..AggregateIdentity::default()
+        },
+        command: CommandSpec {
+            method: "PUT".into(),
+            path: format!("/account/{id}/lock_amount"),
+            body: JsonValue::Object(vec![("amount".into(), JsonValue::Int(1))]).into(),
+            expected_version: None,
+            create: false,
+            wait: WaitSpec {
+                stage: CommandStage::Processed,
+                context: None,
+                processor: None,
+                function: None,
+                tail_stage: None,
+                timeout_ms: 30_000,
+            },
+            headers: vec![],
+        },
+        scope: scope.map(str::to_owned),
+    }
+}
+
+impl World {
+    pub fn new(tabs: usize) -> World {
+        World {
+            now: T0,
+            tabs: (0..tabs)
+                .map(|i| Tab {
+                    engine: Engine::new(
+                        config("ns"),
+                        crate::core::protocol::float_text,
+                        Box::new(SeededRandom::new(i as u64 + 1)),
+                    ),
+                    replies: Vec::new(),
+                    emitted: Vec::new(),
+                    closed: false,
+                })
+                .collect(),
+            store: BTreeMap::new(),
+            gateway: Gateway::default(),
+            locks: Locks::default(),
+            later: Vec::new(),
+            latency: 5,
+            full: false,
+        }
+    }
+
+    pub fn machine(&self) -> MachineConfig {
+        self.tabs[0].engine.config.machine.clone()
+    }
+
+    /// Performs every tab's `Io` and delivers what is due, until `until`
+    /// or nothing is left to do.
+    pub fn run_until(&mut self, until: i64) {
+        for _ in 0..200_000 {
+            let mut worked = false;
+            for t in 0..self.tabs.len() {
+                while let Some(io) = self.tabs[t].engine.poll_io() {
+                    worked = true;
+                    self.perform(t, io);
+                }
+            }
+            if worked {
+                continue;
+            }
+            let due_later = self.later.iter().map(|(at, ..)| *at).min();
+            let due_timer = self
+                .tabs
+                .iter()
+                .filter(|t| !t.closed)
+                .filter_map(|t| t.engine.poll_timeout())
+                .min();
+            let due_lock = self.locks.waiting.iter().map(|w| w.3).min();
+            let Some(next) = [due_later, due_timer, due_lock].into_iter().flatten().min() else {
+                return;
+            };
+            if next > until {
+                self.now = until;
+                return;
+            }
+            self.now = self.now.max(next);
+            let now = self.now;
+            if let Some(i) = self.later.iter().position(|(at, ..)| *at <= now) {
+                let (_, t, op, done) = self.later.remove(i);
+                if !self.tabs[t].closed {
+                    self.tabs[t].engine.handle(now, op, done);
+                }
+                continue;
+            }
+            if let Some(i) = self.locks.waiting.iter().position(|w| w.3 <= now) {
+                let (_, t, op, _) = self.locks.waiting.remove(i);
+                self.tabs[t]
+                    .engine
+                    .handle(now, op, Done::Locked(Locked::Busy));
+                continue;
+            }
+            for t in 0..self.tabs.len() {
+                if !self.tabs[t].closed
+                    && self.tabs[t]
+                        .engine
+                        .poll_timeout()
+                        .is_some_and(|at| at <= now)
+                {
+                    self.tabs[t].engine.handle_timeout(now);
+                }
+            }
+        }
+        panic!("the world did not settle");
+    }
+
+    fn answer(&mut self, t: usize, op: OpId, done: Done) {
+        self.later.push((self.now + self.latency, t, op, done));
+    }
+
+    fn entry(text: &str) -> Entry {
+        decode_json_text(text)
+    }
+
+    fn perform(&mut self, t: usize, io: Io) {
+        let Io { op, what } = io;
+        match what {
+            Do::Get { key } => {
+                let got = self.store.get(&key).map(|text| Self::entry(text));
+                self.answer(t, op, Done::Got(Ok(got)));
+            }
+            Do::List { prefix, .. } => {
+                let entries = self
+                    .store
+                    .range(prefix.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&prefix))
+                    .map(|(k, v)| (k.clone(), Self::entry(v)))
+                    .collect();
+                self.answer(t, op, Done::Listed(Ok(entries)));
+            }
+            Do::Put {
+                key,
+                text,
+                expected,
+                ..
+            } => {
+                let current = self
+                    .store
+                    .get(&key)
+                    .map(|v| decode_json_text(v).map_or(u64::MAX, |r| r.revision));
+                let done = if self.full {
+                    Done::Put(Err(crate::core::journal::StoreError::Unavailable {
+                        kind: crate::core::journal::Unavailable::QuotaExceeded,
+                        detail: "full".into(),
+                    }))
+                } else if current.unwrap_or(0) != expected {
+                    Done::Put(Ok(Swap::Lost(current)))
+                } else {
+                    self.store.insert(key, text);
+                    Done::Put(Ok(Swap::Done))
+                };
+                self.answer(t, op, done);
+            }
+            Do::Remove { keys } => {
+                for k in keys {
+                    self.store.remove(&k);
+                }
+                self.full = false;
+                self.answer(t, op, Done::Removed(Ok(())));
+            }
+            Do::Aside { from, to } => {
+                if let Some(v) = self.store.remove(&from) {
+                    self.store.insert(to, v);
+                }
+                self.answer(t, op, Done::Removed(Ok(())));
+            }
+            Do::Lock { name, wait_ms, .. } => {
+                let free = !self.locks.held.iter().any(|(n, ..)| *n == name);
+                if free {
+                    self.locks.held.push((name, t, op));
+                    self.answer(t, op, Done::Locked(Locked::Held));
+                } else if wait_ms == 0 {
+                    self.answer(t, op, Done::Locked(Locked::Busy));
+                } else {
+                    let until = self.now.saturating_add(wait_ms as i64);
+                    self.locks.waiting.push((name, t, op, until));
+                }
+            }
+            Do::Unlock { lock } => self.unlock(t, lock),
+            Do::Fetch(request) => {
+                let done = if request.url.contains("/event/") {
+                    self.gateway.history_query(&request)
+                } else {
+                    self.gateway.command(&request)
+                };
+                self.answer(t, op, done);
+            }
+            Do::Ask(_) => self.answer(t, op, Done::Headers(Ok(Vec::new()))),
+            Do::Announce(text) => {
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let id = v["intentId"].as_str().unwrap().to_owned();
+                for other in 0..self.tabs.len() {
+                    if other != t && !self.tabs[other].closed {
+                        self.tabs[other].engine.handle_announced(self.now, &id);
+                    }
+                }
+            }
+            Do::Post(text) => {
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let availability = if v["available"] == true {
+                    Availability::Up
+                } else {
+                    Availability::Down {
+                        since: v["since"].as_i64().unwrap(),
+                        next_look_at: v["nextLookAt"].as_i64().unwrap(),
+                        failures: v["failures"].as_u64().unwrap() as u32,
+                    }
+                };
+                let from = v["from"].as_u64().unwrap();
+                for other in 0..self.tabs.len() {
+                    if other != t && !self.tabs[other].closed {
+                        self.tabs[other].engine.handle_heard(
+                            self.now,
+                            "http://gw",
+                            from,
+                            availability,
+                        );
+                    }
+                }
+            }
+            Do::Listen(_) | Do::Notify(..) | Do::Told(..) => {}
+            Do::Settle(call, reply) => self.tabs[t].replies.push((call, reply)),
+            Do::Emit(call, element) => self.tabs[t].emitted.push((call, element)),
+            Do::WhenOnline => self.answer(t, op, Done::Online),
+        }
+    }
+
+    fn unlock(&mut self, t: usize, lock: OpId) {
+        if let Some(i) = self
+            .locks
+            .held
+            .iter()
+            .position(|(_, tab, o)| *tab == t && *o == lock)
+        {
+            let (name, ..) = self.locks.held.remove(i);
+            if let Some(j) = self.locks.waiting.iter().position(|w| w.0 == name) {
+                let (name, tab, op, _) = self.locks.waiting.remove(j);
+                self.locks.held.push((name, tab, op));
+                self.answer(tab, op, Done::Locked(Locked::Held));
+            }
+        } else {
+            self.locks.waiting.retain(|w| !(w.1 == t && w.2 == lock));
+        }
+    }
+
+    /// A tab closes: its locks go, its engine is gone.
+    pub fn close(&mut self, t: usize) {
+        self.tabs[t].closed = true;
+        let held: Vec<OpId> = self
+            .locks
+            .held
+            .iter()
+            .filter(|(_, tab, _)| *tab == t)
+            .map(|(_, _, o)| *o)
+            .collect();
+        for op in held {
+            self.unlock(t, op);
+        }
+        self.locks.waiting.retain(|w| w.1 != t);
+        self.later.retain(|l| l.1 != t);
+    }
+
+    pub fn reply(&self, t: usize, call: CallId) -> Option<&Reply> {
+        self.tabs[t]
+            .replies
+            .iter()
+            .find(|(c, _)| *c == call)
+            .map(|(_, r)| r)
+    }
+
+    pub fn outcome(&self, t: usize, call: CallId) -> Outcome {
+        match self.reply(t, call) {
+            Some(
+                Reply::Outcome(o)
+                | Reply::Succeeded(o)
+                | Reply::Failed(o)
+                | Reply::StreamOutcome(o),
+            ) => (**o).clone(),
+            other => panic!("call {call}: {other:?}"),
+        }
+    }
+
+    pub fn records(&self) -> Vec<IntentRecord> {
+        self.store
+            .iter()
+            .filter(|(k, _)| k.starts_with("wow-intents/"))
+            .map(|(_, v)| decode_json_text(v).unwrap())
+            .collect()
+    }
+
+    pub fn send(&mut self, t: usize, call: CallId, intent: NewIntent, mode: SendMode) {
+        let now = self.now;
+        let machine = self.machine();
+        self.tabs[t]
+            .engine
+            .send(now, call, intent, machine, mode, false);
+    }
+}
+
+#[test]
+fn a_send_is_persisted_before_it_leaves_and_succeeds_once() {
+    let mut w = World::new(1);
+    w.send(0, 1, intent("a1", None, None), SendMode::AndWait);
+    w.run_until(T0 + 60_000);
+    let outcome = w.outcome(0, 1);
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    assert!(matches!(w.reply(0, 1), Some(Reply::Succeeded(_))));
+    assert_eq!(
+        w.gateway.history["a1"],
+        std::slice::from_ref(&outcome.request_id)
+    );
+    let records = w.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].state, IntentState::Succeeded);
+    assert_eq!(records[0].request_id, outcome.request_id);
+}
+
+#[test]
+fn a_lost_answer_is_confirmed_by_history_and_never_sent_again() {
+    let mut w = World::new(1);
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60_000);
+    let outcome = w.outcome(0, 1);
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.appended, Some(true));
+    assert_eq!(outcome.attempts, 1, "confirmed, not resent");
+    assert_eq!(w.gateway.arrivals.len(), 1);
+}
+
+#[test]
+fn a_refusal_before_the_append_is_retried_with_the_same_request_id() {
+    let mut w = World::new(1);
+    w.gateway.faults.push(("a1".into(), Fault::Refused));
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60_000);
+    let outcome = w.outcome(0, 1);
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.attempts, 2);
+    assert_eq!(
+        w.gateway.arrivals,
+        [outcome.request_id.clone(), outcome.request_id.clone()]
+    );
+    assert_eq!(w.gateway.history["a1"].len(), 1);
+}
+
+#[test]
+fn history_down_escalates_and_the_probe_drives_it_once_history_is_back() {
+    let mut w = World::new(1);
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.gateway.history_down = true;
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 20_000);
+    assert_eq!(w.outcome(0, 1).status, Status::Escalated);
+    assert_eq!(w.records()[0].state, IntentState::Escalated);
+    w.gateway.history_down = false;
+    w.run_until(T0 + 120_000);
+    assert_eq!(
+        w.records()[0].state,
+        IntentState::Succeeded,
+        "the probe's look drove it"
+    );
+    assert_eq!(w.gateway.arrivals.len(), 1, "never sent again");
+}
+
+#[test]
+fn a_key_given_again_replays_its_outcome_and_a_different_payload_is_refused() {
+    let mut w = World::new(1);
+    w.send(0, 1, intent("a1", Some("k"), None), SendMode::Outcome);
+    w.run_until(T0 + 10_000);
+    w.send(0, 2, intent("a1", Some("k"), None), SendMode::Outcome);
+    w.run_until(T0 + 20_000);
+    let (first, again) = (w.outcome(0, 1), w.outcome(0, 2));
+    assert_eq!(first.request_id, again.request_id);
+    assert_eq!(again.status, Status::Succeeded);
+    assert_eq!(w.gateway.arrivals.len(), 1, "replayed, not sent");
+    let mut other = intent("a1", Some("k"), None);
+    other.command.body = JsonValue::Object(vec![("amount".into(), JsonValue::Int(2))]).into();
+    w.send(0, 3, other, SendMode::Outcome);
+    w.run_until(T0 + 30_000);
+    let refused = w.outcome(0, 3);
+    assert_eq!(
+        refused.error.unwrap().error_code.as_str(),
+        "IntentKeyReused"
+    );
+}
+
+#[test]
+fn a_scope_sends_in_the_order_written_and_waits_on_an_unknown_head() {
+    let mut w = World::new(2);
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.gateway.history_down = true;
+    w.send(0, 1, intent("a1", None, Some("acct")), SendMode::Outcome);
+    w.run_until(T0 + 100);
+    w.send(1, 2, intent("a1", None, Some("acct")), SendMode::Outcome);
+    w.run_until(T0 + 20_000);
+    assert_eq!(w.outcome(0, 1).status, Status::Escalated);
+    let queued = w.outcome(1, 2);
+    assert_eq!(queued.status, Status::Unknown, "{queued:?}");
+    assert_eq!(
+        w.gateway.arrivals.len(),
+        1,
+        "the second waits: the first is not settled"
+    );
+    w.gateway.history_down = false;
+    w.run_until(T0 + 200_000);
+    let history = &w.gateway.history["a1"];
+    assert_eq!(history.len(), 2, "{history:?}");
+    let records = w.records();
+    let first = records.iter().find(|r| r.scope_seq == Some(1)).unwrap();
+    assert_eq!(history[0], first.request_id, "in the order written");
+    assert!(
+        records.iter().all(|r| r.state == IntentState::Succeeded),
+        "{records:?}"
+    );
+}
+
+#[test]
+fn a_queued_intent_withdrawn_is_never_sent_and_its_caller_hears_it() {
+    let mut w = World::new(1);
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.gateway.history_down = true;
+    w.send(0, 1, intent("a1", None, Some("s")), SendMode::Outcome);
+    w.run_until(T0 + 100);
+    w.send(
+        0,
+        2,
+        intent("a1", Some("second"), Some("s")),
+        SendMode::AndWait,
+    );
+    w.run_until(T0 + 200);
+    let now = w.now;
+    w.tabs[0].engine.withdraw(now, 3, "second", false);
+    w.run_until(T0 + 60_000);
+    assert!(
+        matches!(w.reply(0, 3), Some(Reply::Outcome(o)) if o.status == Status::Rejected),
+        "{:?}",
+        w.reply(0, 3)
+    );
+    let second = w
+        .records()
+        .into_iter()
+        .find(|r| r.intent_key.as_deref() == Some("second"))
+        .unwrap();
+    assert_eq!(second.state, IntentState::Withdrawn);
+    assert!(!w.gateway.arrivals.contains(&second.request_id));
+}
+
+#[test]
+fn resume_drives_what_a_closed_tab_left_and_another_tab_never_drives_it_twice() {
+    let mut w = World::new(3);
+    w.latency = 50;
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60);
+    w.close(0);
+    let now = w.now;
+    w.tabs[1].engine.resume(now, 7, false);
+    w.tabs[2].engine.resume(now, 8, false);
+    w.run_until(T0 + 60_000);
+    let (Some(Reply::Report { driven: a, .. }), Some(Reply::Report { driven: b, .. })) =
+        (w.reply(1, 7), w.reply(2, 8))
+    else {
+        panic!("{:?} {:?}", w.reply(1, 7), w.reply(2, 8));
+    };
+    assert_eq!(a.len() + b.len(), 1, "one tab drove it");
+    assert_eq!(w.gateway.history["a1"].len(), 1);
+    assert_eq!(w.records()[0].state, IntentState::Succeeded);
+}
+
+#[test]
+fn a_full_store_evicts_settled_history_and_the_write_goes_through() {
+    let mut w = World::new(1);
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 10_000);
+    w.full = true;
+    w.send(0, 2, intent("a2", None, None), SendMode::Outcome);
+    w.run_until(T0 + 20_000);
+    assert_eq!(w.outcome(0, 2).status, Status::Succeeded);
+    let records = w.records();
+    assert_eq!(records.len(), 1, "the settled one went");
+    assert_eq!(records[0].aggregate.aggregate_id, "a2");
+}
