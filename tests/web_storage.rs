@@ -12,7 +12,6 @@ use wow_command_client::core::journal::{
     IntentRecord, IntentState, Journal, JournalError, MemoryStore, RecordStore, SeededRandom,
     StoreError, Unavailable,
 };
-use wow_command_client::web::channel::Announcer;
 use wow_command_client::web::locks::{try_lock, LockAttempt};
 use wow_command_client::web::storage::{indexed_db, AnyStore};
 
@@ -246,8 +245,7 @@ async fn state_changes_reach_other_contexts() {
         .clone();
     record.state = IntentState::Succeeded;
     record.appended = Some(true);
-    let announcer = Announcer::open(&ns);
-    announcer.announce(&record, 3);
+    wow_command_client::web::channel::announce_record(&record, 3);
     let message = wasm_bindgen_futures::JsFuture::from(received)
         .await
         .unwrap();

@@ -9,36 +9,26 @@ mod consumer;
 pub mod input;
 mod types;
 
+#[cfg(feature = "consumer")]
 use std::future::Future;
-use std::pin::Pin;
 
-use wasm_bindgen::JsValue;
-
-/// A call's future, boxed: every exported async method and background task
-/// goes through [`promise`] or [`spawn`], so the module holds one
-/// instantiation of the futures machinery instead of one per method.
-type Call = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
-
+#[cfg(feature = "consumer")]
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
     fn hold(promise: &js_sys::Promise) -> js_sys::Promise;
 }
 
-/// The promise an exported async method returns: while it is pending it
-/// keeps a server process alive (`hold` in `runtime.js`), whatever its
-/// future waits on inside.
+/// The promise an exported async method of the consumer returns: while it
+/// is pending it keeps a server process alive (`hold` in `runtime.js`),
+/// whatever its future waits on inside. One boxed future type for all.
+#[cfg(feature = "consumer")]
 pub(crate) fn promise(
-    call: impl Future<Output = Result<JsValue, JsValue>> + 'static,
+    call: impl Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>> + 'static,
 ) -> js_sys::Promise {
-    let call: Call = Box::pin(call);
+    let call: std::pin::Pin<
+        Box<dyn Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>>>,
+    > = Box::pin(call);
     hold(&wasm_bindgen_futures::future_to_promise(call))
-}
-
-/// Runs `task` in the background (its result is the task's own business).
-#[cfg(feature = "client")]
-pub(crate) fn spawn(task: impl Future<Output = ()> + 'static) {
-    let task: Pin<Box<dyn Future<Output = ()>>> = Box::pin(task);
-    wasm_bindgen_futures::spawn_local(task)
 }
 
 #[cfg(feature = "client")]

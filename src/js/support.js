@@ -1,4 +1,4 @@
-import { callWithin, hold } from "../web/runtime.js";
+import { hold } from "../web/runtime.js";
 import { channelListen } from "../web/channel.js";
 
 // The JS-side pieces of the API: the typed error class and the result
@@ -63,9 +63,9 @@ export function onlyKnown(call, what, object, known) {
 
 // A handle that is both an async iterable and a ReadableStream of results,
 // plus `outcome`, a promise of the final Outcome. Read it one way or the
-// other: both take the same stream's reader. An abort of the watch's signal
-// ends it at once with the `Aborted` error (see `abortable`).
-export function makeResultStream(watch) {
+// other: both take the same stream's reader. Its call's end (an abort
+// included: the engine ends it with the `Aborted` error) is `finish`.
+export function makeResultStream() {
   let controller, settle, open = true;
   const stream = new ReadableStream({ start(c) { controller = c; } });
   // Held like every other call's promise (runtime.js): a process waits for the stream's end.
@@ -87,18 +87,14 @@ export function makeResultStream(watch) {
     settle(finalOutcome);
     if (error) controller.error(error); else controller.close();
   };
-  if (watch) outcome.then(onAbort(watch, () => { const e = abortError(watch); finish(e.detail, e); }));
   return { handle, push(value) { if (open) controller.enqueue(value); }, finish };
 }
 
-// A call's `{ signal }`: the watch its drive records into (`watch.outcome`,
-// the last record written, as an Outcome, kept as `watch.last`), or undefined without a signal.
-// Options it cannot take, and a signal aborted already, throw: the call
-// fails before anything is started.
-// `onIntent` makes a watch too: the drive's first record written
-// (`watch.outcome = …`) tells it the intent's id, once.
-// `call` names the method in its mistakes (awaitDownstream takes its
-// DownstreamOptions beside the CallOptions).
+// A call's options: `{ signal, onIntent }` read and checked, or undefined
+// without either. A mistake in them throws a TypeError naming `call` (the
+// call fails before anything is started); a signal aborted already throws
+// the `Aborted` CommandError (nothing written, nothing sent).
+// awaitDownstream takes its DownstreamOptions beside the CallOptions.
 export function watchFor(options, call) {
   if (options == null) return undefined;
   if (Object(options) !== options) throw mistake(call, "options must be an object");
@@ -112,111 +108,43 @@ export function watchFor(options, call) {
   }
   if (onIntent != null && typeof onIntent !== "function") throw mistake(call, "options.onIntent must be a function");
   if (signal != null && (typeof aborted !== "boolean" || typeof listen !== "function")) throw mistake(call, "options.signal must be an AbortSignal");
-  if (signal == null && onIntent == null) return undefined;
-  // The drive writes each record it writes to `watch.outcome`; it is kept as `watch.last`.
-  const watch = {
-    signal,
-    set outcome(outcome) {
-      this.last = outcome;
-      try { onIntent?.(outcome.intentId); } catch { /* the caller's own failure */ }
-      onIntent = null;
-    },
-  };
-  if (aborted) throw abortError(watch);
-  return watch;
+  if (aborted) throw abortedAlready();
+  return signal == null && onIntent == null ? undefined : { signal, onIntent };
 }
 
-// Listens for the watch's abort; a signal that refuses the listener (a
-// hostile one) leaves the wait not abortable rather than failing the call.
-function onAbort(watch, f) {
-  const { signal } = watch;
-  const abort = () => { watch.abortedAt = Date.now(); f(); };
-  try { signal.addEventListener("abort", abort, { once: true }); } catch { return () => {}; }
-  return () => { try { signal.removeEventListener("abort", abort); } catch { /* the same signal */ } };
+// A mistake in awaitDownstream's options: `{ stage, timeoutMs, check }`,
+// each undefined when not given.
+export function downstreamOptions(options) {
+  const call = "awaitDownstream";
+  let stage, timeoutMs, check;
+  try {
+    ({ stage, timeoutMs, check } = options ?? {});
+  } catch { throw mistake(call, "options could not be read"); }
+  if (stage != null && !STAGES.includes(stage)) throw mistake(call, `unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
+  if (timeoutMs != null && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0)) throw mistake(call, "options.timeoutMs must be a non-negative integer");
+  if (check != null && typeof check !== "function") throw mistake(call, "options.check must be a function");
+  return { stage: stage ?? undefined, timeoutMs: timeoutMs ?? undefined, check: check ?? undefined };
 }
 
-function invalid(message) {
-  throw new CommandError({ status: "rejected", intentId: "", requestId: "", intentKey: null, appended: false,
-    result: null, error: { errorCode: "InvalidCommand", errorMsg: message, succeeded: false }, reason: message, attempts: 0 });
-}
-
-// Ends the caller's wait for `promise` when the watch's signal aborts, with
-// the `Aborted` CommandError. Only the wait ends: the intent is not
-// withdrawn, and the same client goes on driving it (README, "When the
-// caller stops waiting").
-export function abortable(promise, watch) {
+// `promise`, or the `Aborted` CommandError once `signal` aborts
+// (requestPersistentStorage: a permission prompt's wait).
+export function abortable(promise, signal) {
+  if (!signal) return promise;
   return new Promise((resolve, reject) => {
-    const done = onAbort(watch, () => reject(abortError(watch)));
-    promise.then((v) => { done(); resolve(v); }, (e) => { done(); reject(e); });
+    try { signal.addEventListener("abort", () => reject(abortedAlready()), { once: true }); } catch { /* not abortable */ }
+    promise.then(resolve, reject);
   });
 }
 
-// The `Aborted` error: what the last record written says (`watch.last`,
-// when one was written), with `appended: false` while no request can have
-// left (`watch.sent`, set by the driver before each fetch).
-function abortError(watch) {
-  const last = watch.last || { intentId: "", requestId: "", intentKey: null, attempts: 0, result: null };
-  const sent = watch.sent === true;
-  return new CommandError({
-    ...last, status: "unknown", appended: sent ? null : false, downstreamPending: null,
-    appendedVersion: null, appendedCommandId: null,
+// The `Aborted` error of a signal aborted before the call began: nothing written, nothing sent.
+function abortedAlready() {
+  return new CommandError({ intentId: "", requestId: "", intentKey: null, attempts: 0, result: null,
+    status: "unknown", appended: false, downstreamPending: null, appendedVersion: null, appendedCommandId: null,
     error: { errorCode: "Aborted", errorMsg: "the caller's wait was aborted", succeeded: false },
-    reason: sent ? "aborted: the outcome is not known; the intent is still driven"
-      : "aborted before anything was sent; the intent is still driven",
-  });
+    reason: "aborted before anything was sent; the intent is still driven" });
 }
 
 const STAGES = ["SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "SAGA_HANDLED"];
-
-// `awaitDownstream`: `plan` is what the journal and the core say (the
-// intent's outcome with the appended version, its aggregate, its wait stage,
-// the snapshot's URL, the default timeout). Polls until `timeoutMs`: the
-// snapshot until its version reaches the appended one, or else the
-// application's `check(question)`; a failed read or check is "not yet", and
-// the caller's `headers()` go with each snapshot read.
-export async function awaitDownstream(plan, options, checkDefault, headers, withinMs) {
-  const { outcome, aggregate } = plan;
-  let stage, timeoutMs, check;
-  const call = "awaitDownstream";
-  try {
-    // undefined and null are "not given", as for every other option.
-    const o = options ?? {};
-    stage = o.stage ?? plan.waitStage;
-    timeoutMs = o.timeoutMs ?? plan.timeoutMs;
-    check = o.check ?? checkDefault;
-  } catch { throw mistake(call, "options could not be read"); }
-  if (!STAGES.includes(stage)) throw mistake(call, `unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw mistake(call, "options.timeoutMs must be a non-negative integer");
-  if (check != null && typeof check !== "function") throw mistake(call, "options.check must be a function");
-  if (outcome.status !== "succeeded") {
-    invalid(`intent \`${outcome.intentId}\` is ${outcome.status}, not confirmed appended: awaitDownstream waits only for what was appended`);
-  }
-  const rank = STAGES.indexOf(stage);
-  if (rank > 2 && !check) throw mistake(call, `${stage} needs a \`check\` function (or the \`checkDownstream\` connect option)`);
-  const version = outcome.appendedVersion;
-  const question = { stage, intentId: outcome.intentId, requestId: outcome.requestId, ...aggregate, version };
-  // Appended is PROCESSED.
-  let reached = rank <= 1;
-  for (let pause = 100, until = Date.now() + timeoutMs; !reached; pause = Math.min(pause * 2, 2000)) {
-    try {
-      if (rank === 2) {
-        const extra = headers ? await callWithin(headers, null, [], withinMs, "headers()") : {};
-        // A read that outlives the wait is aborted: a snapshot store that never answers ends nothing.
-        const signal = AbortSignal.timeout(Math.max(until - Date.now(), 1));
-        const r = version == null ? null
-          : await fetch(plan.snapshotUrl, { headers: { ...extra, Accept: "application/json" }, signal });
-        reached = !!r?.ok && (await r.json()).version >= version;
-      } else {
-        reached = (await callWithin(check, null, [question], withinMs, "check()")) === true;
-      }
-    } catch { /* not yet */ }
-    const left = until - Date.now();
-    if (reached || left <= 0) break;
-    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
-  }
-  return { ...outcome, downstreamPending: reached ? null : stage, downstreamReached: reached ? stage : null,
-    reason: reached ? outcome.reason : `${stage} not reached in time; the command stays appended` };
-}
 
 // `client.subscribe(listener, filter)`: one event per state change of an
 // intent of the namespace, written by this client, another tab or the

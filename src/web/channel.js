@@ -60,26 +60,3 @@ export function channelListen(name, listener, background) {
   if (background && typeof channel.unref === "function") channel.unref();
   return () => channel.close();
 }
-
-// What a queued intent listens to: every intent announced on `name` since
-// the last wake, kept from before it reads its scope, so an announcement
-// that comes while it reads is not missed.
-export function channelWatch(name) {
-  const watch = { seen: new Set(), wake: null };
-  watch.stop = channelListen(name, (data) => {
-    if (data && typeof data.intentId === "string") { watch.seen.add(data.intentId); watch.wake?.(); }
-  });
-  return watch;
-}
-
-// Resolves once intent `a` or `b` has been announced since the last wake
-// (at once if it was already), or after `ms`.
-export function channelNext(watch, a, b, ms) {
-  return new Promise((resolve) => {
-    const done = () => { clearTimeout(timer); watch.wake = null; watch.seen.clear(); resolve(); };
-    const timer = setTimeout(done, ms);
-    (watch.wake = () => { if (watch.seen.has(a) || watch.seen.has(b)) done(); })();
-  });
-}
-
-export function channelUnwatch(watch) { watch.stop(); }

@@ -1,26 +1,11 @@
-//! State announcements to other tabs and workers (BroadcastChannel): what
-//! the demo and other tabs listen to. Its own file, so an app that only
-//! consumes (the idempotent consumer) does not download it.
+//! A client's channels (BroadcastChannel): its intents' announcements,
+//! which other tabs, `subscribe` and queued callers hear, and the history
+//! probe's word between tabs. What is heard calls back the executor (by
+//! its id and a tag), like every other wait of the module.
+
+use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
-
-use crate::core::journal::IntentRecord;
-use crate::core::protocol::{JsonOut, ObjectWriter};
-
-/// The channel of a namespace's announcements.
-pub fn channel_name(namespace: &str) -> String {
-    let mut name = String::from("wow-command-client/");
-    name.push_str(namespace);
-    name
-}
-
-/// The channel of a namespace's history probe: its own, so that the
-/// intents' announcements (several per send) never wake its listener.
-pub fn history_channel_name(namespace: &str) -> String {
-    let mut name = String::from("wow-command-client-history/");
-    name.push_str(namespace);
-    name
-}
 
 #[wasm_bindgen(module = "/src/web/channel.js")]
 extern "C" {
@@ -30,12 +15,6 @@ extern "C" {
     fn channel_announce(channel: &JsValue, message: &str);
     #[wasm_bindgen(js_name = channelClose)]
     fn channel_close(channel: &JsValue);
-    #[wasm_bindgen(js_name = channelWatch)]
-    fn channel_watch(name: &str) -> JsValue;
-    #[wasm_bindgen(js_name = channelNext)]
-    fn channel_next(watch: &JsValue, a: &str, b: &str, ms: f64) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = channelUnwatch)]
-    fn channel_unwatch(watch: &JsValue);
     #[wasm_bindgen(js_name = channelListen)]
     fn channel_listen(
         name: &str,
@@ -44,123 +23,85 @@ extern "C" {
     ) -> js_sys::Function;
 }
 
-/// Hears every message on a namespace's channel (this runtime's clients,
-/// other tabs and workers) until dropped; it never keeps a Node.js process
-/// alive.
-pub struct Listener {
-    stop: js_sys::Function,
-    _closure: Closure<dyn FnMut(JsValue)>,
+#[wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    /// `(value) => f(id, tag, true, value)`.
+    pub fn bind(f: &js_sys::Function, id: u32, tag: u32) -> js_sys::Function;
 }
 
-impl Listener {
-    /// Starts hearing the channel `name`.
-    pub fn open(name: &str, f: impl FnMut(JsValue) + 'static) -> Listener {
-        let closure = Closure::<dyn FnMut(JsValue)>::new(f);
-        let stop = channel_listen(name, closure.as_ref().unchecked_ref(), true);
-        Listener {
-            stop,
-            _closure: closure,
-        }
-    }
+/// The channel of a namespace's announcements.
+pub fn channel_name(namespace: &str) -> String {
+    crate::core::text::text!("wow-command-client/", namespace)
 }
 
-impl Drop for Listener {
-    fn drop(&mut self) {
-        let _ = self.stop.call0(&JsValue::NULL);
-    }
+/// The channel of a namespace's history probe: its own, so that the
+/// intents' announcements (several per send) never wake its listener.
+fn history_channel_name(namespace: &str) -> String {
+    crate::core::text::text!("wow-command-client-history/", namespace)
 }
 
-impl std::fmt::Debug for Listener {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Listener")
-    }
+/// A client's voices and ears.
+pub struct Channels {
+    namespace: String,
+    intents: JsValue,
+    history: JsValue,
+    /// Stops the probe's ear, and the intents' ear while a queued caller listens.
+    ears: RefCell<(Option<js_sys::Function>, Option<js_sys::Function>)>,
 }
 
-/// The intents of a namespace announced by anyone, heard from when it is
-/// opened until it is dropped: what a queued intent waits on.
-#[derive(Debug)]
-pub struct Watch(JsValue);
-
-impl Watch {
-    /// Starts hearing `namespace`'s announcements.
-    pub fn open(namespace: &str) -> Watch {
-        Watch(channel_watch(&channel_name(namespace)))
-    }
-
-    /// Waits until intent `a` or `b` has been announced since the last
-    /// wait ended (at once if it was), or `ms` passed (a runtime without
-    /// BroadcastChannel hears only its own clients: the time bounds it).
-    pub async fn next(&self, a: &str, b: &str, ms: i64) {
-        let promise = channel_next(&self.0, a, b, ms.max(0) as f64);
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        channel_unwatch(&self.0);
-    }
-}
-
-/// Announces intent changes to other tabs of the same origin.
-#[derive(Debug)]
-pub struct Announcer {
-    raw: JsValue,
-}
-
-impl Announcer {
-    /// Opens the channel of `namespace` (where BroadcastChannel is missing,
-    /// only this runtime's subscribers hear it).
-    pub fn open(namespace: &str) -> Announcer {
-        Announcer::on(&channel_name(namespace))
-    }
-
-    /// Opens the channel `name`.
-    pub fn on(name: &str) -> Announcer {
-        Announcer {
-            raw: channel_open(name),
+impl Channels {
+    /// Opens the namespace's channels; the probe's ear calls back
+    /// `f(id, heard, true, message)` (it never keeps a server process alive).
+    pub fn open(namespace: &str, f: &js_sys::Function, id: u32, heard: u32) -> Channels {
+        let name = history_channel_name(namespace);
+        let ear = channel_listen(&name, &bind(f, id, heard), true);
+        Channels {
+            namespace: namespace.to_owned(),
+            intents: channel_open(&channel_name(namespace)),
+            history: channel_open(&name),
+            ears: RefCell::new((Some(ear), None)),
         }
     }
 
-    /// Posts `message` (JSON text) as it is, once the current task's work is done.
-    pub fn post(&self, message: &str) {
-        channel_announce(&self.raw, message);
+    /// Announces an intent's change (JSON text), once the current task's work is done.
+    pub fn announce(&self, text: &str) {
+        channel_announce(&self.intents, text);
     }
 
-    /// Announces a record written at `revision`, once the current task's
-    /// work is done (after a send it precedes): `{ intentId, state,
-    /// revision }`, which tabs on every build read, and beside them the
-    /// public fields of a version-1 intent event (`client.subscribe`).
-    pub fn announce(&self, record: &IntentRecord, revision: u64) {
-        let error_code = record
-            .last_result
-            .as_ref()
-            .map(|r| r.error_code.as_str())
-            .filter(|code| *code != "Ok")
-            .map(str::to_owned);
-        let mut message = JsonOut::new(crate::web::engine_number_text);
-        ObjectWriter::new(&mut message)
-            .put("intentId", &record.intent_id)
-            .put("state", &record.state)
-            .put("revision", &revision)
-            .put("v", &1u32)
-            .some("intentKey", &record.intent_key)
-            .put("requestId", &record.request_id)
-            .put("aggregate", &record.aggregate)
-            .put("attempts", &(record.attempts.len() as u32))
-            .some("appended", &record.appended)
-            .some("reason", &record.reason)
-            .some("errorCode", &error_code)
-            .some("scope", &record.scope)
-            .some("waitsFor", &record.waits_for)
-            .put("at", &record.updated_at)
-            .done();
-        channel_announce(&self.raw, &message.text);
+    /// Posts the probe's word (JSON text).
+    pub fn post(&self, text: &str) {
+        channel_announce(&self.history, text);
+    }
+
+    /// Hears the intents' announcements (`f(id, tag, true, message)`), or stops.
+    pub fn listen(&self, on: bool, f: &js_sys::Function, id: u32, tag: u32) {
+        let mut ears = self.ears.borrow_mut();
+        if let Some(stop) = ears.1.take() {
+            let _ = stop.call0(&JsValue::NULL);
+        }
+        if on {
+            let name = channel_name(&self.namespace);
+            ears.1 = Some(channel_listen(&name, &bind(f, id, tag), true));
+        }
+    }
+
+    /// Closes them all.
+    pub fn close(&self) {
+        let mut ears = self.ears.borrow_mut();
+        for stop in [ears.0.take(), ears.1.take()].into_iter().flatten() {
+            let _ = stop.call0(&JsValue::NULL);
+        }
+        channel_close(&self.intents);
+        channel_close(&self.history);
     }
 }
 
-impl Drop for Announcer {
-    fn drop(&mut self) {
-        channel_close(&self.raw);
-    }
+/// Announces `record` at `revision` on its namespace's channel, as the
+/// engine does (what other contexts receive; the contract's tests).
+pub fn announce_record(record: &crate::core::journal::IntentRecord, revision: u64) {
+    let channel = channel_open(&channel_name(&record.namespace));
+    channel_announce(
+        &channel,
+        &crate::core::engine::events::announcement(record, revision),
+    );
 }

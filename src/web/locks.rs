@@ -72,6 +72,15 @@ pub struct IntentLock {
     release: js_sys::Function,
 }
 
+impl IntentLock {
+    /// The function that lets the lock go, for a holder that releases it
+    /// itself (the history probe's executor), not on drop.
+    pub fn into_release(self) -> js_sys::Function {
+        let me = std::mem::ManuallyDrop::new(self);
+        me.release.clone()
+    }
+}
+
 impl Drop for IntentLock {
     fn drop(&mut self) {
         let _ = self.release.call0(&JsValue::NULL);

@@ -4,18 +4,12 @@
 
 #[cfg(feature = "client")]
 pub mod channel;
-#[cfg(feature = "client")]
-pub mod driver;
 #[cfg(feature = "consumer")]
 pub mod effects;
 #[cfg(feature = "client")]
-pub mod history;
-#[cfg(feature = "client")]
-pub mod http;
+pub mod executor;
 pub mod js_failure;
 pub mod locks;
-#[cfg(feature = "client")]
-pub mod network;
 pub mod random;
 pub mod safe_read;
 pub mod storage;

@@ -45,7 +45,8 @@ export function gatewayFetch(url, method, headers, body, timeoutMs) {
   const parsed = new URL(url);
   if (parsed.username || parsed.password) throw new TypeError(`${url} includes credentials`);
   const signal = AbortSignal.timeout(Math.min(Math.max(timeoutMs, 1), 2147483647));
-  return fetch(url, { method, headers: h, body, signal });
+  // A GET (a snapshot read) carries no body.
+  return fetch(url, { method, headers: h, body: method === "GET" ? undefined : body, signal });
 }
 
 // A whole answer's body, read and parsed here, once: `{ value }` (what

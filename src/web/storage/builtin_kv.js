@@ -1,6 +1,6 @@
 // The built-in string stores, localStorage and memory, as objects of the
 // storage-adapter contract, so one implementation of the key layout,
-// compare-and-swap and quarantine (src/web/storage/key_value.rs) serves them
+// compare-and-swap and quarantine (src/web/storage/store.js; the consumer's src/web/storage/key_value.rs) serves them
 // and callers' adapters alike. Each compareAndSet runs synchronously, so
 // nothing in the same tab or process runs between its read and its write.
 

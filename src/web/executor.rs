@@ -1,0 +1,946 @@
+//! The one executor of a client: it performs what the core's [`Engine`]
+//! asks ([`Io`]) with the browser's APIs and hands back what happened
+//! ([`Done`]). It decides nothing. It holds no future: every wait on the
+//! browser (a store's promise, a fetch, a stream's next chunk, a lock, the
+//! timer, a caller's callback) is a JS promise whose end calls back one
+//! function of the module's ([`complete`]), with the executor's id and the
+//! operation's; an executor that is gone is not called.
+//!
+//! What it holds from the browser (locks, readers, listeners, promise
+//! settlers) is held here, per client, so that letting go of a client lets
+//! go of everything it held.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::{safe_read, time, to_js, JsFailure};
+use crate::core::engine::{
+    Ask, CallId, Do, Done, Engine, Failure, Io, LockKind, Locked, OpId, Reply, Request, Sink, Swap,
+};
+use crate::core::journal::{IntentRecord, RecordError};
+use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Said};
+use crate::core::protocol::{JsonValue, SseDecoder, StreamElement};
+use crate::core::text::text;
+
+#[wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    fn settled(promise: &js_sys::Promise, f: &js_sys::Function, id: u32, tag: u32);
+    #[wasm_bindgen(js_name = idleTimer)]
+    fn idle_timer(ms: f64, f: &js_sys::Function, id: u32, tag: u32) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimer)]
+    fn clear_timer(timer: &JsValue);
+    #[wasm_bindgen(js_name = callWithin)]
+    fn call_within(
+        f: &js_sys::Function,
+        this: &JsValue,
+        args: &js_sys::Array,
+        ms: u32,
+        what: &str,
+    ) -> js_sys::Promise;
+}
+
+#[wasm_bindgen(module = "/src/web/storage/store.js")]
+extern "C" {
+    /// The journal's store over a key-value object.
+    #[wasm_bindgen(js_name = openStore, catch)]
+    pub fn open_store(
+        kv: &JsValue,
+        builtin: bool,
+        immediate: bool,
+        timeout_ms: u32,
+    ) -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen(module = "/src/web/locks.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = lockTry)]
+    fn lock_try(name: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = lockWait)]
+    fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = lockBackground)]
+    fn lock_background(name: &str) -> js_sys::Promise;
+}
+
+#[wasm_bindgen(module = "/src/web/local_lock.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = localLockWait)]
+    fn local_lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+}
+
+#[wasm_bindgen(module = "/src/web/network.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = gatewayFetch, catch)]
+    fn gateway_fetch(
+        url: &str,
+        method: &str,
+        headers: &str,
+        body: &str,
+        timeout_ms: u32,
+    ) -> Result<js_sys::Promise, JsValue>;
+    #[wasm_bindgen(js_name = readJsonBody)]
+    fn read_json_body(response: &web_sys::Response) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = isOnline)]
+    fn is_online() -> bool;
+    #[wasm_bindgen(js_name = whenOnline)]
+    fn when_online() -> js_sys::Promise;
+}
+
+#[wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = onAbort)]
+    fn on_abort(signal: &JsValue, f: &js_sys::Function, id: u32, tag: u32);
+}
+
+#[wasm_bindgen(module = "/src/web/network.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = onWake)]
+    fn on_wake(f: &js_sys::Function, visible: bool) -> js_sys::Function;
+}
+
+#[wasm_bindgen(module = "/src/web/telemetry.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = telemetryNote)]
+    fn telemetry_note(sink: &js_sys::Function, event: &str);
+}
+
+/// The tags of the waits that are not an engine's operation (those are
+/// below `ANNOUNCED`): the timer, the channels' messages, the runtime's
+/// wake-ups, and a caller's abort (`ABORT | call`).
+const TIMER: u32 = 0;
+const ANNOUNCED: u32 = 0x7FFF_FFF0;
+const HEARD: u32 = 0x7FFF_FFF1;
+const ONLINE: u32 = 0x7FFF_FFF2;
+const VISIBLE: u32 = 0x7FFF_FFF3;
+const ABORT: u32 = 1 << 31;
+
+/// The caller's functions, as `connect` read them.
+#[derive(Default)]
+pub struct Callbacks {
+    /// `() → headers`.
+    pub headers: Option<js_sys::Function>,
+    /// `(question) → {appended, version?, commandId?}`.
+    pub confirm: Option<js_sys::Function>,
+    /// `(questions) → [{aggregateId, requestId, appended, …}]`.
+    pub confirm_batch: Option<js_sys::Function>,
+    /// `(question) → boolean`.
+    pub check_downstream: Option<js_sys::Function>,
+    /// `(event) → void`.
+    pub on_event: Option<js_sys::Function>,
+    /// `(event) → void`.
+    pub on_history: Option<js_sys::Function>,
+    /// `(outcome) → void`.
+    pub on_escalated: Option<js_sys::Function>,
+    /// How long each may take (0: unbounded).
+    pub within_ms: u32,
+}
+
+/// How a call's end reaches its caller.
+pub enum Settler {
+    /// A promise's resolve and reject.
+    Promise(js_sys::Function, js_sys::Function),
+    /// A stage stream's `push(value)` and `finish(outcome, error)`.
+    Stream(js_sys::Function, js_sys::Function),
+}
+
+/// A call waiting for its end.
+pub struct CallEntry {
+    /// Where it settles.
+    pub settler: Settler,
+    /// What the call is named in its mistakes (`awaitDownstream`).
+    pub name: &'static str,
+    /// Resolved with on `connect`'s success: the client itself.
+    pub value: JsValue,
+    /// `onIntent`.
+    pub on_intent: Option<js_sys::Function>,
+    /// `awaitDownstream`'s own `check`.
+    pub check: Option<js_sys::Function>,
+}
+
+/// What an operation in flight is, so its answer can be read.
+enum Pending {
+    Get,
+    List,
+    Put,
+    Remove,
+    Lock {
+        kind: LockKind,
+        name: String,
+    },
+    Fetch {
+        stream: bool,
+    },
+    Body {
+        status: u16,
+        error_code: Option<String>,
+        retry_after: Option<u64>,
+    },
+    Chunk {
+        reader: web_sys::ReadableStreamDefaultReader,
+        decoder: Box<SseDecoder>,
+    },
+    Headers,
+    Confirm {
+        query: crate::core::protocol::ConfirmQuery,
+    },
+    ConfirmBatch,
+    Check,
+    Online,
+}
+
+/// How the binding layer turns a call's end into what its caller gets
+/// (a `CommandError`, a result, a record), and settles it.
+pub type SettleFn = fn(&CallEntry, Reply);
+
+/// The executor of one client.
+pub struct Executor {
+    id: u32,
+    settle: SettleFn,
+    engine: RefCell<Engine>,
+    store: JsValue,
+    callbacks: Callbacks,
+    pending: RefCell<Vec<(OpId, Pending)>>,
+    calls: RefCell<Vec<(CallId, CallEntry)>>,
+    next_call: Cell<CallId>,
+    /// Locks held, by the op that took them: the function that lets each go.
+    locks: RefCell<Vec<(OpId, js_sys::Function)>>,
+    /// Lock requests let go of before they were granted.
+    dropped: RefCell<Vec<OpId>>,
+    /// When the armed timer fires, and the timer.
+    timer: RefCell<(i64, JsValue)>,
+    channels: super::channel::Channels,
+    /// Stop the `online` and `visibilitychange` listeners.
+    wakes: RefCell<Vec<js_sys::Function>>,
+    freed: Cell<bool>,
+}
+
+thread_local! {
+    static EXECUTORS: RefCell<Vec<Rc<Executor>>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: Cell<u32> = const { Cell::new(1) };
+    static COMPLETE: js_sys::Function = Closure::<dyn Fn(u32, u32, bool, JsValue)>::new(complete)
+        .into_js_value()
+        .unchecked_into();
+}
+
+/// Where every wait of every executor calls back: executor `id`'s
+/// operation `tag` ended (`ok`: resolved with `value`, else rejected).
+fn complete(id: u32, tag: u32, ok: bool, value: JsValue) {
+    let executor = EXECUTORS.with(|all| all.borrow().iter().find(|e| e.id == id).cloned());
+    if let Some(executor) = executor {
+        executor.complete(tag, ok, value);
+    }
+}
+
+fn callback() -> js_sys::Function {
+    COMPLETE.with(|f| f.clone())
+}
+
+impl Executor {
+    /// An executor for `engine` over `store` (from [`open_store`]); calls
+    /// end through `settle`.
+    pub fn start(
+        engine: Engine,
+        store: JsValue,
+        callbacks: Callbacks,
+        settle: SettleFn,
+    ) -> Rc<Executor> {
+        let id = NEXT_ID.with(|n| {
+            let id = n.get();
+            n.set(id.wrapping_add(1).max(1));
+            id
+        });
+        let namespace = engine.config().namespace.clone();
+        let f = callback();
+        let wakes = [ONLINE, VISIBLE]
+            .into_iter()
+            .map(|tag| on_wake(&super::channel::bind(&f, id, tag), tag == VISIBLE))
+            .collect();
+        let executor = Rc::new(Executor {
+            id,
+            settle,
+            engine: RefCell::new(engine),
+            store,
+            callbacks,
+            pending: RefCell::default(),
+            calls: RefCell::default(),
+            next_call: Cell::new(1),
+            locks: RefCell::default(),
+            dropped: RefCell::default(),
+            timer: RefCell::new((i64::MAX, JsValue::UNDEFINED)),
+            channels: super::channel::Channels::open(&namespace, &f, id, HEARD),
+            wakes: RefCell::new(wakes),
+            freed: Cell::new(false),
+        });
+        EXECUTORS.with(|all| all.borrow_mut().push(executor.clone()));
+        executor
+    }
+
+    /// The engine, for a call to start something.
+    pub fn engine(&self) -> std::cell::RefMut<'_, Engine> {
+        let mut engine = self.engine.borrow_mut();
+        engine.set_online(is_online());
+        engine
+    }
+
+    /// A new call: its id, with its settler kept until it ends.
+    pub fn call(&self, entry: CallEntry) -> CallId {
+        let id = self.next_call.get();
+        self.next_call.set(id.wrapping_add(1).max(1) & !ABORT);
+        self.calls.borrow_mut().push((id, entry));
+        id
+    }
+
+    /// The caller of call `call` may leave: its signal's abort is reported.
+    pub fn on_abort(&self, call: CallId, signal: &JsValue) {
+        on_abort(signal, &callback(), self.id, ABORT | call);
+    }
+
+    /// Performs what the engine asks, then arms its timer.
+    pub fn pump(&self) {
+        loop {
+            let io = self.engine.borrow_mut().poll_io();
+            match io {
+                Some(io) => self.perform(io),
+                None => break,
+            }
+        }
+        let due = self.engine.borrow().poll_timeout();
+        let mut timer = self.timer.borrow_mut();
+        match due {
+            Some(at) if at < timer.0 => {
+                clear_timer(&timer.1);
+                let ms = (at - time::now()).max(0) as f64;
+                *timer = (at, idle_timer(ms, &callback(), self.id, TIMER));
+            }
+            None if timer.0 != i64::MAX => {
+                clear_timer(&timer.1);
+                *timer = (i64::MAX, JsValue::UNDEFINED);
+            }
+            _ => {}
+        }
+        drop(timer);
+        self.forget_if_done();
+    }
+
+    /// One wait ended.
+    fn complete(&self, tag: u32, ok: bool, value: JsValue) {
+        let now = time::now();
+        self.engine.borrow_mut().set_online(is_online());
+        if tag == TIMER {
+            *self.timer.borrow_mut() = (i64::MAX, JsValue::UNDEFINED);
+            self.engine.borrow_mut().handle_timeout(now);
+        } else if tag == ANNOUNCED {
+            let id = safe_read::get(&value, "intentId").and_then(|v| v.as_string());
+            if let Some(id) = id {
+                self.engine.borrow_mut().handle_announced(now, &id);
+            }
+        } else if tag == HEARD {
+            self.heard(&value);
+        } else if tag == ONLINE {
+            self.engine.borrow_mut().handle_online(now);
+        } else if tag == VISIBLE {
+            self.engine.borrow_mut().handle_visible(now);
+        } else if tag & ABORT != 0 {
+            self.engine.borrow_mut().caller_left(now, tag & !ABORT);
+        } else if let Some(done) = self.read(tag, ok, value) {
+            self.engine.borrow_mut().handle(now, tag, done);
+        }
+        self.pump();
+    }
+
+    /// Starts `promise`; its end comes back as operation `op`.
+    fn wait(&self, op: OpId, promise: &js_sys::Promise, pending: Pending) {
+        self.pending.borrow_mut().push((op, pending));
+        settled(promise, &callback(), self.id, op);
+    }
+
+    fn store_call(&self, op: OpId, method: &str, args: &[JsValue], pending: Pending) {
+        let f = safe_read::get(&self.store, method).and_then(|f| safe_read::function(&f));
+        let promise = match f {
+            Some(f) => {
+                let args: js_sys::Array = args.iter().collect();
+                f.apply(&self.store, &args)
+                    .map(|p| p.unchecked_into())
+                    .unwrap_or_else(|e| js_sys::Promise::reject(&e))
+            }
+            None => js_sys::Promise::reject(&JsValue::from_str(method)),
+        };
+        self.wait(op, &promise, pending);
+    }
+
+    fn ask(
+        &self,
+        op: OpId,
+        f: &Option<js_sys::Function>,
+        args: &[&JsValue],
+        what: &str,
+        pending: Pending,
+    ) {
+        let promise = match f {
+            Some(f) => {
+                let args: js_sys::Array = args.iter().copied().collect();
+                call_within(f, &JsValue::NULL, &args, self.callbacks.within_ms, what)
+            }
+            None => js_sys::Promise::resolve(&JsValue::UNDEFINED),
+        };
+        self.wait(op, &promise, pending);
+    }
+
+    fn perform(&self, Io { op, what }: Io) {
+        match what {
+            Do::Get { key } => self.store_call(op, "get", &[key.into()], Pending::Get),
+            Do::List { prefix, .. } => self.store_call(op, "list", &[prefix.into()], Pending::List),
+            Do::Put {
+                key,
+                text,
+                expected,
+                flush,
+            } => self.store_call(
+                op,
+                "put",
+                &[
+                    key.into(),
+                    text.into(),
+                    (expected as f64).into(),
+                    flush.into(),
+                ],
+                Pending::Put,
+            ),
+            Do::Remove { keys } => {
+                let keys: js_sys::Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
+                self.store_call(op, "remove", &[keys.into()], Pending::Remove)
+            }
+            Do::Aside { from, to } => {
+                self.store_call(op, "aside", &[from.into(), to.into()], Pending::Remove)
+            }
+            Do::Lock {
+                name,
+                wait_ms,
+                kind,
+            } => {
+                let promise = match kind {
+                    LockKind::Probe => lock_background(&name),
+                    LockKind::Intent if wait_ms == 0 => lock_try(&name),
+                    _ => lock_wait(&name, wait_ms as f64),
+                };
+                self.wait(op, &promise, Pending::Lock { kind, name });
+            }
+            Do::Unlock { lock } => self.unlock(lock),
+            Do::Fetch(request) => self.fetch(op, &request),
+            Do::Ask(ask) => self.ask_caller(op, ask),
+            Do::Announce(text) => self.channels.announce(&text),
+            Do::Post(text) => self.channels.post(&text),
+            Do::Listen(on) => self.channels.listen(on, &callback(), self.id, ANNOUNCED),
+            Do::Notify(sink, text) => {
+                let f = match sink {
+                    Sink::Event => &self.callbacks.on_event,
+                    Sink::History => &self.callbacks.on_history,
+                    Sink::Escalated => &self.callbacks.on_escalated,
+                };
+                if let Some(f) = f {
+                    telemetry_note(f, &text);
+                }
+            }
+            Do::Settle(call, reply) => self.settle(call, reply),
+            Do::Emit(call, element) => {
+                if let Some((
+                    _,
+                    CallEntry {
+                        settler: Settler::Stream(push, _),
+                        ..
+                    },
+                )) = self.calls.borrow().iter().find(|(c, _)| *c == call)
+                {
+                    let _ = push.call1(&JsValue::NULL, &element_to_js(&element));
+                }
+            }
+            Do::Told(call, id) => {
+                let f = self
+                    .calls
+                    .borrow_mut()
+                    .iter_mut()
+                    .find(|(c, _)| *c == call)
+                    .and_then(|(_, e)| e.on_intent.take());
+                if let Some(f) = f {
+                    // The caller's own failure changes nothing.
+                    let _ = f.call1(&JsValue::NULL, &id.into());
+                }
+            }
+            Do::WhenOnline => self.wait(op, &when_online(), Pending::Online),
+        }
+    }
+
+    fn unlock(&self, lock: OpId) {
+        let held = {
+            let mut locks = self.locks.borrow_mut();
+            locks
+                .iter()
+                .position(|(o, _)| *o == lock)
+                .map(|i| locks.swap_remove(i).1)
+        };
+        match held {
+            Some(release) => {
+                let _ = release.call0(&JsValue::NULL);
+            }
+            // Not granted yet: let it go when it is.
+            None => self.dropped.borrow_mut().push(lock),
+        }
+    }
+
+    fn fetch(&self, op: OpId, r: &Request) {
+        let mut headers = String::with_capacity(512);
+        for (name, value) in &r.headers {
+            if !headers.is_empty() {
+                headers.push('\n');
+            }
+            headers.push_str(name);
+            headers.push('\n');
+            headers.push_str(value);
+        }
+        match gateway_fetch(&r.url, &r.method, &headers, &r.body, r.timeout_ms) {
+            Ok(promise) => self.wait(op, &promise, Pending::Fetch { stream: r.stream }),
+            Err(e) => {
+                let failure = Failure::NeverSent(JsFailure::from(e).text());
+                self.engine
+                    .borrow_mut()
+                    .handle(time::now(), op, Done::Failed(failure));
+            }
+        }
+    }
+
+    fn ask_caller(&self, op: OpId, ask: Ask) {
+        let c = &self.callbacks;
+        match ask {
+            Ask::Headers => self.ask(op, &c.headers, &[], "headers()", Pending::Headers),
+            Ask::Confirm { query, need_facts } => {
+                let q = super::typed_to_js(&question(&query, need_facts));
+                self.ask(
+                    op,
+                    &c.confirm,
+                    &[&q],
+                    "confirm()",
+                    Pending::Confirm { query },
+                );
+            }
+            Ask::ConfirmBatch(queries) => {
+                let all = JsonValue::Array(queries.iter().map(|q| question(q, true)).collect());
+                let q = super::typed_to_js(&all);
+                self.ask(
+                    op,
+                    &c.confirm_batch,
+                    &[&q],
+                    "confirmBatch()",
+                    Pending::ConfirmBatch,
+                );
+            }
+            Ask::Downstream { call, question } => {
+                let own = self
+                    .calls
+                    .borrow()
+                    .iter()
+                    .find(|(c, _)| *c == call)
+                    .and_then(|(_, e)| e.check.clone());
+                let f = own.or_else(|| c.check_downstream.clone());
+                let q = super::typed_to_js(&question);
+                self.ask(op, &f, &[&q], "check()", Pending::Check);
+            }
+        }
+    }
+
+    /// Reads what operation `op` ended in; `None` while a stream goes on.
+    fn read(&self, op: OpId, ok: bool, value: JsValue) -> Option<Done> {
+        let pending = {
+            let mut all = self.pending.borrow_mut();
+            let i = all.iter().position(|(o, _)| *o == op)?;
+            all.swap_remove(i).1
+        };
+        let store_error =
+            |writing: bool| super::storage::unavailable(JsFailure::from(value.clone()), writing);
+        Some(match pending {
+            Pending::Get if ok => Done::Got(Ok(
+                (!value.is_null() && !value.is_undefined()).then(|| entry(value))
+            )),
+            Pending::Get => Done::Got(Err(store_error(false))),
+            Pending::List if ok => Done::Listed(Ok(safe_read::elements(&value)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|pair| {
+                    let pair = safe_read::elements(&pair)?;
+                    Some((pair.first()?.as_string()?, entry(pair.get(1)?.clone())))
+                })
+                .collect())),
+            Pending::List => Done::Listed(Err(store_error(false))),
+            Pending::Put if ok => Done::Put(Ok(if value.as_bool() == Some(true) {
+                Swap::Done
+            } else {
+                Swap::Lost(
+                    value
+                        .as_f64()
+                        .map(|n| if n < 0.0 { u64::MAX } else { n as u64 }),
+                )
+            })),
+            Pending::Put => Done::Put(Err(store_error(true))),
+            Pending::Remove => Done::Removed(if ok { Ok(()) } else { Err(store_error(true)) }),
+            Pending::Lock { kind, name } => {
+                let locked = if !ok || value.is_undefined() {
+                    if kind == LockKind::Scope && ok {
+                        // No Web Locks: this process's own lock for a scope's places.
+                        let wait = local_lock_wait(&name, f64::from(i32::MAX));
+                        self.wait(
+                            op,
+                            &wait,
+                            Pending::Lock {
+                                kind: LockKind::Intent,
+                                name,
+                            },
+                        );
+                        return None;
+                    }
+                    Locked::Unsupported
+                } else if value.is_null() {
+                    Locked::Busy
+                } else {
+                    self.locks.borrow_mut().push((op, value.unchecked_into()));
+                    Locked::Held
+                };
+                let mut dropped = self.dropped.borrow_mut();
+                if let Some(i) = dropped.iter().position(|o| *o == op) {
+                    dropped.swap_remove(i);
+                    drop(dropped);
+                    self.unlock(op);
+                    return None;
+                }
+                Done::Locked(locked)
+            }
+            Pending::Fetch { .. } | Pending::Body { .. } | Pending::Chunk { .. } if !ok => {
+                Done::Failed(failure(value))
+            }
+            Pending::Fetch { stream } => return self.answered(op, value, stream),
+            Pending::Body {
+                status,
+                error_code,
+                retry_after,
+            } => {
+                let body = match safe_read::get(&value, "value") {
+                    Some(v) if !v.is_undefined() => super::json_from_js(v).map_err(|e| e.message),
+                    _ => Err(safe_read::get(&value, "reason")
+                        .and_then(|r| r.as_string())
+                        .unwrap_or_default()),
+                };
+                Done::Answered {
+                    status,
+                    error_code,
+                    retry_after,
+                    body,
+                }
+            }
+            Pending::Chunk {
+                reader,
+                mut decoder,
+            } => {
+                let done = safe_read::get(&value, "done")
+                    .and_then(|d| d.as_bool())
+                    .unwrap_or(true);
+                if done {
+                    return Some(Done::StreamEnded {
+                        cut: decoder.finish().is_err(),
+                    });
+                }
+                let chunk = safe_read::get(&value, "value").unwrap_or(JsValue::UNDEFINED);
+                let bytes = js_sys::Uint8Array::new(&chunk).to_vec();
+                let cut = decoder.feed(&bytes).is_err() || !self.elements(op, &mut decoder);
+                if cut {
+                    let _ = reader.cancel();
+                    return Some(Done::StreamEnded { cut: true });
+                }
+                self.wait(op, &reader.read(), Pending::Chunk { reader, decoder });
+                return None;
+            }
+            Pending::Headers => Done::Headers(if ok {
+                headers_of(&value)
+            } else {
+                Err(JsFailure::from(value).text())
+            }),
+            Pending::Confirm { query } => {
+                let answer = if ok {
+                    confirmer_answer(&value)
+                } else {
+                    ConfirmAnswer::Unavailable(JsFailure::from(value).text())
+                };
+                let _ = query;
+                Done::Confirmed(answer)
+            }
+            Pending::ConfirmBatch => Done::Looked(if ok {
+                batch_answer(&value)
+            } else {
+                LookAnswer::Unavailable(JsFailure::from(value).text())
+            }),
+            Pending::Check => Done::Checked(ok && value.as_bool() == Some(true)),
+            Pending::Online => Done::Online,
+        })
+    }
+
+    /// Hands each stage element the decoder holds to the engine; false
+    /// when one cannot be read (the stream cannot be trusted further).
+    fn elements(&self, op: OpId, decoder: &mut SseDecoder) -> bool {
+        while let Some(event) = decoder.next_event() {
+            match StreamElement::from_event(event.event.as_deref(), body_from_text(&event.data)) {
+                Ok(element) => {
+                    self.engine
+                        .borrow_mut()
+                        .handle(time::now(), op, Done::Element(element))
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// A response came (gloo-net reads it): a stage stream is read chunk
+    /// by chunk, any other answer's body is parsed once.
+    fn answered(&self, op: OpId, response: JsValue, stream: bool) -> Option<Done> {
+        let raw: web_sys::Response = response.unchecked_into();
+        let response = gloo_net::http::Response::from(Clone::clone(&raw));
+        let headers = response.headers();
+        let is_sse = headers
+            .get("Content-Type")
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        if stream && is_sse {
+            let Some(body) = raw.body() else {
+                return Some(Done::StreamEnded { cut: true });
+            };
+            let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+            self.wait(
+                op,
+                &reader.read(),
+                Pending::Chunk {
+                    reader,
+                    decoder: Box::default(),
+                },
+            );
+            return None;
+        }
+        let status = response.status();
+        let error_code = headers.get(crate::core::protocol::headers::names::ERROR_CODE);
+        let retry_after = headers
+            .get("Retry-After")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| s.saturating_mul(1000));
+        self.wait(
+            op,
+            &read_json_body(&raw),
+            Pending::Body {
+                status,
+                error_code,
+                retry_after,
+            },
+        );
+        None
+    }
+
+    /// Call `call` ends with `reply`.
+    fn settle(&self, call: CallId, reply: Reply) {
+        let entry = {
+            let mut calls = self.calls.borrow_mut();
+            let Some(i) = calls.iter().position(|(c, _)| *c == call) else {
+                return;
+            };
+            calls.swap_remove(i).1
+        };
+        (self.settle)(&entry, reply);
+    }
+
+    /// `client.history`.
+    pub fn history(&self) -> JsValue {
+        let status = self.engine.borrow().history();
+        super::object_to_js(|w| {
+            crate::core::engine::events::availability(
+                w.put("waiting", &status.waiting),
+                status.availability,
+            )
+            .done()
+        })
+    }
+
+    /// The probe's channel: another tab's word on history.
+    fn heard(&self, message: &JsValue) {
+        let get = |k: &str| safe_read::get(message, k).unwrap_or(JsValue::UNDEFINED);
+        if get("history").as_bool() != Some(true) {
+            return;
+        }
+        let number = |k: &str| get(k).as_f64().unwrap_or(0.0) as i64;
+        let heard = match get("available").as_bool() {
+            Some(true) => Availability::Up,
+            Some(false) => Availability::Down {
+                since: number("since"),
+                next_look_at: number("nextLookAt"),
+                failures: number("failures") as u32,
+            },
+            None => return,
+        };
+        let source = get("source").as_string().unwrap_or_default();
+        let from = get("from").as_f64().unwrap_or(-1.0) as u64;
+        self.engine
+            .borrow_mut()
+            .handle_heard(time::now(), &source, from, heard);
+    }
+
+    /// The client was freed: it stops listening and lets go of the probe's
+    /// lock; its calls in progress end as they would, then it is gone.
+    pub fn free(&self) {
+        self.freed.set(true);
+        self.channels.close();
+        for stop in self.wakes.borrow_mut().drain(..) {
+            let _ = stop.call0(&JsValue::NULL);
+        }
+        self.forget_if_done();
+    }
+
+    fn forget_if_done(&self) {
+        if self.freed.get() && self.calls.borrow().is_empty() {
+            for (_, release) in self.locks.borrow_mut().drain(..) {
+                let _ = release.call0(&JsValue::NULL);
+            }
+            clear_timer(&self.timer.borrow().1);
+            let id = self.id;
+            EXECUTORS.with(|all| all.borrow_mut().retain(|e| e.id != id));
+        }
+    }
+}
+
+/// What a request's rejection means: its deadline, or a lost connection.
+fn failure(e: JsValue) -> Failure {
+    let f = JsFailure::from(e);
+    if f.name == "TimeoutError" || f.name == "AbortError" {
+        Failure::Aborted
+    } else {
+        Failure::Lost(f.text())
+    }
+}
+
+/// A stored value (JSON text, or the object IndexedDB keeps) as a record.
+fn entry(value: JsValue) -> Result<IntentRecord, RecordError> {
+    super::storage::record_from_stored(value)
+}
+
+/// The caller's `headers()` answer: an object of strings (or nothing).
+fn headers_of(value: &JsValue) -> Result<Vec<(String, String)>, String> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let not_an_object = || "headers() must return an object of strings".to_owned();
+    if !value.is_object() || safe_read::is_array(value) != Some(false) {
+        return Err(not_an_object());
+    }
+    let keys = safe_read::keys(value).ok_or_else(not_an_object)?;
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let header = safe_read::get(value, &key).ok_or_else(not_an_object)?;
+        if let Some(header) = header.as_string() {
+            out.push((key, header));
+        }
+    }
+    Ok(out)
+}
+
+/// A `ConfirmQuestion` for the caller's confirmer.
+fn question(query: &crate::core::protocol::ConfirmQuery, need_facts: bool) -> JsonValue {
+    let text = |s: &String| JsonValue::String(s.clone());
+    let mut question = vec![
+        ("aggregateId".to_owned(), text(&query.aggregate_id)),
+        ("requestId".to_owned(), text(&query.request_id)),
+        ("resource".to_owned(), text(&query.route.resource)),
+    ];
+    if let Some(tenant) = &query.route.tenant_id {
+        question.push(("tenantId".to_owned(), text(tenant)));
+    }
+    if let Some(alias) = &query.route.context_alias {
+        question.push(("contextAlias".to_owned(), text(alias)));
+    }
+    question.push(("needFacts".to_owned(), JsonValue::Bool(need_facts)));
+    JsonValue::Object(question)
+}
+
+/// A confirmer's `{appended, version?, commandId?}`.
+fn confirmer_answer(answer: &JsValue) -> ConfirmAnswer {
+    let get = |k: &str| safe_read::get(answer, k).unwrap_or(JsValue::UNDEFINED);
+    match get("appended").as_bool() {
+        Some(true) => ConfirmAnswer::Appended {
+            version: get("version").as_f64().map(|v| v as i64),
+            command_id: get("commandId").as_string(),
+        },
+        Some(false) => ConfirmAnswer::NotAppended,
+        None => {
+            ConfirmAnswer::Unavailable("the confirmer did not say `appended: true|false`".into())
+        }
+    }
+}
+
+/// `confirmBatch`'s answers, each matched to its question by the
+/// aggregateId and requestId it names; one that names none is no evidence.
+fn batch_answer(answers: &JsValue) -> LookAnswer {
+    let Some(answers) = safe_read::elements(answers) else {
+        return LookAnswer::Unavailable("confirmBatch() did not answer an array".into());
+    };
+    let said = answers
+        .iter()
+        .filter_map(|a| {
+            let id = |k: &str| safe_read::get(a, k)?.as_string();
+            Some(Said {
+                aggregate_id: id("aggregateId")?,
+                request_id: id("requestId")?,
+                answer: confirmer_answer(a),
+            })
+        })
+        .collect();
+    LookAnswer::Said {
+        said,
+        complete: false,
+    }
+}
+
+/// A stage stream's element as the caller reads it (pushed to its stream): its CommandResult, or
+/// an error event's ErrorInfo.
+pub fn element_to_js(e: &StreamElement) -> JsValue {
+    use crate::core::protocol::{ErrorInfo, ResponseBody};
+    match e {
+        StreamElement::Stage(r) => to_js(r),
+        StreamElement::Error { code, body } => match e.command_result() {
+            Some(r) => to_js(r),
+            None => {
+                let info = match body {
+                    ResponseBody::ErrorInfo(i) => i.clone(),
+                    _ => ErrorInfo {
+                        error_code: code.clone(),
+                        error_msg: String::new(),
+                        binding_errors: Vec::new(),
+                        succeeded: Some(false),
+                    },
+                };
+                to_js(&info)
+            }
+        },
+    }
+}
+
+/// A stream event's data read with `JSON.parse` and decoded without serde_json.
+fn body_from_text(text: &str) -> crate::core::protocol::ResponseBody {
+    use crate::core::protocol::ResponseBody;
+    match js_sys::JSON::parse(text) {
+        Ok(value) => match super::json_from_js(value) {
+            Ok(json) => ResponseBody::from_json(json),
+            Err(e) => ResponseBody::Other { reason: e.message },
+        },
+        Err(e) => {
+            let mut end = text.len().min(120);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            ResponseBody::Other {
+                reason: text!("not JSON (", JsFailure::from(e).text(), "): ", &text[..end]),
+            }
+        }
+    }
+}
