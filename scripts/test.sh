@@ -17,7 +17,7 @@ counts() {
         if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
     /^# tests [0-9]+$/ { node = 1; t += $3 } /^# pass [0-9]+$/ { p += $3 } /^# fail [0-9]+$/ { f += $3 }
     /^# skipped [0-9]+$/ { s += $3 }
-    /^(pkg\/:|api:|size:|docs:|fidelity: [0-9]|chaos: )/ { $1 = $1; other = other (other ? "; " : "") $0 }
+    /^(pkg\/:|api:|size:|docs:|layers:|fidelity: [0-9]|chaos: )/ { $1 = $1; other = other (other ? "; " : "") $0 }
     END {
       if (node) printf "%d tests: %d passed, %d failed, %d skipped", t, p, f, s
       else if (cargo) printf "%d passed, %d failed, %d ignored", p, f, s
@@ -64,6 +64,8 @@ trap '[ -n "${gateway_pid:-}" ] && kill "$gateway_pid" 2>/dev/null; true' EXIT
 # browser binaries in Chromium driven by playwright-core, the rest in Node.
 
 suite fmt            cargo fmt --all --check
+# The layers hold: js -> web -> core, never up, and no circle of files.
+suite layers         node scripts/check-layers.mjs
 suite clippy         cargo clippy --workspace --all-targets --all-features -- -D warnings
 suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 suite clippy-consumer cargo clippy --target wasm32-unknown-unknown --lib --no-default-features --features consumer -- -D warnings
