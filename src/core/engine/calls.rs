@@ -613,8 +613,8 @@ impl Engine {
 
     /// Remembers the scope lock's op in send task `me`.
     fn set_send_lock(&mut self, me: TaskId, op: OpId) {
-        if let Some((_, _, Some(Task::Call(t)))) = self.tasks.iter_mut().find(|(t, _, _)| *t == me)
-        {
+        let i = super::index(&self.tasks, me, |t| t.0);
+        if let Some((_, _, Some(Task::Call(t)))) = i.map(|i| &mut self.tasks[i]) {
             if let Kind::Send(s) = &mut t.kind {
                 s.scope_lock = Some(op);
             }

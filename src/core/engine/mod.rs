@@ -293,12 +293,12 @@ impl Engine {
                 };
                 self.probe.handle_lock(now, granted);
             }
-        } else if let Some(i) = self.ops.iter().position(|(o, _)| *o == op) {
+        } else if let Some(i) = index(&self.ops, op, |o| o.0) {
             // A stream's elements keep its op open until it ends.
             let task = if matches!(done, Done::Element(_)) {
                 self.ops[i].1
             } else {
-                self.ops.swap_remove(i).1
+                self.ops.remove(i).1
             };
             self.wakes.push_back((task, Wake::Op(done)));
         }
@@ -443,9 +443,10 @@ impl Engine {
             let Some((id, wake)) = self.wakes.pop_front() else {
                 break;
             };
-            let Some(slot) = self.tasks.iter_mut().find(|(t, _, _)| *t == id) else {
+            let Some(i) = index(&self.tasks, id, |t| t.0) else {
                 continue;
             };
+            let slot = &mut self.tasks[i];
             let parent = slot.1;
             let Some(task) = slot.2.take() else {
                 continue;
@@ -466,12 +467,14 @@ impl Engine {
     fn place(&mut self, id: TaskId, parent: Option<TaskId>, next: Next) {
         match next {
             Next::Keep(task) => {
-                if let Some(slot) = self.tasks.iter_mut().find(|(t, _, _)| *t == id) {
-                    slot.2 = Some(task);
+                if let Some(i) = index(&self.tasks, id, |t| t.0) {
+                    self.tasks[i].2 = Some(task);
                 }
             }
             Next::Done(child) => {
-                self.tasks.retain(|(t, _, _)| *t != id);
+                if let Some(i) = index(&self.tasks, id, |t| t.0) {
+                    self.tasks.remove(i);
+                }
                 self.timers.retain(|(_, t)| *t != id);
                 self.unlisten(id);
                 if let Some(parent) = parent {
@@ -564,6 +567,15 @@ impl Engine {
     fn watched(&mut self, call: CallId) -> Option<&mut Watched> {
         self.watched.iter_mut().find(|w| w.call == call)
     }
+}
+
+/// Where `id` is in `items`, kept in the order their ids were given (a
+/// binary search; a scan once the ids have wrapped round).
+fn index<T>(items: &[T], id: u32, key: impl Fn(&T) -> u32) -> Option<usize> {
+    items
+        .binary_search_by_key(&id, &key)
+        .ok()
+        .or_else(|| items.iter().position(|t| key(t) == id))
 }
 
 #[cfg(test)]
