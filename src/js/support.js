@@ -1,5 +1,5 @@
 import { hold } from "../web/runtime.js";
-import { channelListen } from "../web/channel.js";
+import { channelListen } from "../web/executor.js";
 
 // The JS-side pieces of the API: the typed error class and the result
 // stream handle. Kept in plain JS so `instanceof CommandError` works and

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/web/channel.js")]
+#[wasm_bindgen(module = "/src/web/executor.js")]
 extern "C" {
     #[wasm_bindgen(js_name = channelOpen)]
     fn channel_open(name: &str) -> JsValue;
@@ -23,7 +23,7 @@ extern "C" {
     ) -> js_sys::Function;
 }
 
-#[wasm_bindgen(module = "/src/web/runtime.js")]
+#[wasm_bindgen(module = "/src/web/executor.js")]
 extern "C" {
     /// `(value) => f(id, tag, true, value)`.
     pub fn bind(f: &js_sys::Function, id: u32, tag: u32) -> js_sys::Function;

@@ -25,13 +25,19 @@ use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Said};
 use crate::core::protocol::{JsonValue, SseDecoder, StreamElement};
 use crate::core::text::text;
 
-#[wasm_bindgen(module = "/src/web/runtime.js")]
+#[wasm_bindgen(module = "/src/web/executor.js")]
 extern "C" {
     fn settled(promise: &js_sys::Promise, f: &js_sys::Function, id: u32, tag: u32);
     #[wasm_bindgen(js_name = idleTimer)]
     fn idle_timer(ms: f64, f: &js_sys::Function, id: u32, tag: u32) -> JsValue;
     #[wasm_bindgen(js_name = clearTimer)]
     fn clear_timer(timer: &JsValue);
+    #[wasm_bindgen(js_name = onAbort)]
+    fn on_abort(signal: &JsValue, f: &js_sys::Function, id: u32, tag: u32);
+}
+
+#[wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
     #[wasm_bindgen(js_name = callWithin)]
     fn call_within(
         f: &js_sys::Function,
@@ -86,12 +92,6 @@ extern "C" {
     fn is_online() -> bool;
     #[wasm_bindgen(js_name = whenOnline)]
     fn when_online() -> js_sys::Promise;
-}
-
-#[wasm_bindgen(module = "/src/web/runtime.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = onAbort)]
-    fn on_abort(signal: &JsValue, f: &js_sys::Function, id: u32, tag: u32);
 }
 
 #[wasm_bindgen(module = "/src/web/network.js")]

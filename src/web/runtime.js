@@ -17,36 +17,6 @@ export function sleepMs(ms, idle) {
   return new Promise((r) => { const t = setTimeout(r, delay(ms)); if (idle) unref(t); });
 }
 
-// How the module waits on the browser without a future of its own: every
-// wait's end calls back one function of the module's (src/web/executor.rs),
-// `f(id, tag, ok, value)`, with the executor's id and the wait's tag.
-
-// `promise` settled: `f(id, tag, true, value)` or `f(id, tag, false, error)`.
-export function settled(promise, f, id, tag) {
-  promise.then((v) => f(id, tag, true, v), (e) => f(id, tag, false, e));
-}
-
-// `(value) => f(id, tag, true, value)`: a listener (a channel's message, an
-// `online` event, a signal's abort).
-export function bind(f, id, tag) {
-  return (v) => f(id, tag, true, v);
-}
-
-// `f(id, tag, true)` after `ms`: the engine's one timer, which keeps no
-// server process alive (a pending call is held by its promise). Returns the
-// timer, for clearTimer.
-export function idleTimer(ms, f, id, tag) {
-  return unref(setTimeout(() => f(id, tag, true), delay(ms)));
-}
-
-export function clearTimer(timer) { if (timer !== undefined) clearTimeout(timer); }
-
-// `f(id, tag, true)` once `signal` aborts (a hostile signal that refuses the
-// listener leaves the wait not abortable rather than failing the call).
-export function onAbort(signal, f, id, tag) {
-  try { signal.addEventListener("abort", () => f(id, tag, true), { once: true }); } catch { /* see above */ }
-}
-
 // Every pending call keeps a server process alive until it settles, as a
 // pending fetch would, whatever it waits on inside (an unref'd timer, the
 // history probe): one ref'd timer while any call is pending. Browsers keep
