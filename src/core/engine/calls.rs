@@ -698,7 +698,6 @@ impl Engine {
                     // Driven here only when no one holds it; never without Web Locks.
                     self.resume_one(me, &head_id, true, 0);
                     turn.stage = TurnStage::Ahead;
-                    turn.poked |= next;
                     s.stage = SendStage::Turn(turn);
                     return None;
                 }

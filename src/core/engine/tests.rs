@@ -151,6 +151,8 @@ pub(super) struct World {
     /// How long each answer takes.
     pub latency: i64,
     pub full: bool,
+    /// No Web Locks (Node.js): an intent's lock is unsupported, a scope's is this process's.
+    pub no_locks: bool,
 }
 
 pub(super) fn config(namespace: &str) -> EngineConfig {
@@ -227,6 +229,7 @@ impl World {
             later: Vec::new(),
             latency: 5,
             full: false,
+            no_locks: false,
         }
     }
 
@@ -352,6 +355,9 @@ impl World {
                     self.store.insert(to, v);
                 }
                 self.answer(t, op, Done::Removed(Ok(())));
+            }
+            Do::Lock { kind, .. } if self.no_locks && kind != LockKind::Scope => {
+                self.answer(t, op, Done::Locked(Locked::Unsupported));
             }
             Do::Lock { name, wait_ms, .. } => {
                 let free = !self.locks.held.iter().any(|(n, ..)| *n == name);
@@ -668,4 +674,26 @@ fn a_full_store_evicts_settled_history_and_the_write_goes_through() {
     let records = w.records();
     assert_eq!(records.len(), 1, "the settled one went");
     assert_eq!(records[0].aggregate.aggregate_id, "a2");
+}
+
+/// Without Web Locks and over a store that answers at once (Node.js, memory),
+/// a queued intent waits for the one before it without spinning, and goes
+/// once that one's retry has succeeded.
+#[test]
+fn a_queued_intent_waits_its_turn_without_web_locks_behind_a_retried_head() {
+    let mut w = World::new(1);
+    w.no_locks = true;
+    w.latency = 0;
+    w.gateway.faults.push(("a1".into(), Fault::Refused));
+    w.send(0, 1, intent("a1", None, Some("s")), SendMode::Outcome);
+    w.send(0, 2, intent("a1", None, Some("s")), SendMode::Outcome);
+    w.run_until(T0 + 4_000);
+    let (first, second) = (w.outcome(0, 1), w.outcome(0, 2));
+    assert_eq!(first.status, Status::Succeeded, "{first:?}");
+    assert_eq!(first.attempts, 2);
+    assert_eq!(second.status, Status::Succeeded, "{second:?}");
+    assert_eq!(
+        w.gateway.history["a1"],
+        [first.request_id.clone(), second.request_id.clone()]
+    );
 }
