@@ -162,7 +162,8 @@ pub struct CallEntry {
 /// What an operation in flight is, so its answer can be read.
 enum Pending {
     Get,
-    List,
+    /// A field and the value an entry held as an object must have to be read.
+    List(Option<(String, String)>),
     Put,
     Remove,
     Lock {
@@ -332,9 +333,9 @@ impl Executor {
             *self.timer.borrow_mut() = (i64::MAX, JsValue::UNDEFINED);
             self.engine.borrow_mut().handle_timeout(now);
         } else if tag == ANNOUNCED {
-            let id = safe_read::get(&value, "intentId").and_then(|v| v.as_string());
-            if let Some(id) = id {
-                self.engine.borrow_mut().handle_announced(now, &id);
+            let field = |k: &str| safe_read::get(&value, k).and_then(|v| v.as_string());
+            if let (Some(id), Some(state)) = (field("intentId"), field("state")) {
+                self.engine.borrow_mut().handle_announced(now, &id, &state);
             }
         } else if tag == HEARD {
             self.heard(&value);
@@ -391,7 +392,9 @@ impl Executor {
     fn perform(&self, Io { op, what }: Io) {
         match what {
             Do::Get { key } => self.store_call(op, "get", &[key.into()], Pending::Get),
-            Do::List { prefix, .. } => self.store_call(op, "list", &[prefix.into()], Pending::List),
+            Do::List { prefix, only } => {
+                self.store_call(op, "list", &[prefix.into()], Pending::List(only))
+            }
             Do::Put {
                 key,
                 text,
@@ -563,15 +566,28 @@ impl Executor {
                 (!value.is_null() && !value.is_undefined()).then(|| entry(value))
             )),
             Pending::Get => Done::Got(Err(store_error(false))),
-            Pending::List if ok => Done::Listed(Ok(safe_read::elements(&value)
+            Pending::List(only) if ok => Done::Listed(Ok(safe_read::elements(&value)
                 .unwrap_or_default()
                 .into_iter()
                 .filter_map(|pair| {
                     let pair = safe_read::elements(&pair)?;
-                    Some((pair.first()?.as_string()?, entry(pair.get(1)?.clone())))
+                    let value = pair.get(1)?;
+                    // An entry held as an object (IndexedDB's) of another scope
+                    // is skipped before it crosses into the module.
+                    if let Some((field, want)) = &only {
+                        let other = value.is_object()
+                            && safe_read::get(value, field)
+                                .and_then(|v| v.as_string())
+                                .as_deref()
+                                != Some(want.as_str());
+                        if other {
+                            return None;
+                        }
+                    }
+                    Some((pair.first()?.as_string()?, entry(value.clone())))
                 })
                 .collect())),
-            Pending::List => Done::Listed(Err(store_error(false))),
+            Pending::List(_) => Done::Listed(Err(store_error(false))),
             Pending::Put if ok => Done::Put(Ok(if value.as_bool() == Some(true) {
                 Swap::Done
             } else {

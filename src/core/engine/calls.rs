@@ -334,6 +334,11 @@ impl Engine {
     /// caller in this client waits to send it itself: under its lock, as
     /// `resume()` does, so one driver sends it across tabs.
     pub(super) fn advance_scope(&mut self, scope: String) {
+        // A caller here waits in that scope: it drives what is next, or a
+        // head nobody drives (its tab was closed), at its next look.
+        if self.waiting_scopes.contains(&scope) {
+            return;
+        }
         let me = self.new_id();
         self.tasks.push((
             me,
@@ -414,7 +419,6 @@ enum TurnStage {
     Listing,
     Ahead,
     Waiting,
-    Reading,
 }
 
 impl Engine {
@@ -632,6 +636,8 @@ impl Engine {
     fn enter_turn(&mut self, me: TaskId, call: CallId, s: &mut Send) -> Option<Child> {
         let id = s.record.intent_id.clone();
         self.waited_here.push(id.clone());
+        self.waiting_scopes
+            .push(s.record.scope.clone().unwrap_or_default());
         self.listen(me, [id.clone(), id]);
         if s.record.state == IntentState::Queued {
             // An abort while it waits says what was written: its ids, nothing sent.
@@ -679,6 +685,14 @@ impl Engine {
                     return self.turn_over(me, call, s, true);
                 };
                 let records = listing.records;
+                // Its own record as stored now (withdrawn, or sent by another tab meanwhile).
+                match records.iter().find(|r| r.intent_id == s.record.intent_id) {
+                    Some(fresh) => s.record = fresh.clone(),
+                    None => return self.turn_over(me, call, s, true),
+                }
+                if s.record.state != IntentState::Queued {
+                    return self.turn_over(me, call, s, false);
+                }
                 let Some(head) = scope::ahead_of(&records, &s.record) else {
                     return self.turn_over(me, call, s, false);
                 };
@@ -706,20 +720,7 @@ impl Engine {
             (TurnStage::Ahead, Wake::Child(Child::Resumed(..))) => {
                 self.turn_wait(me, call, s, turn, true)
             }
-            (TurnStage::Waiting, Wake::Timer | Wake::Poke) => {
-                let id = s.record.intent_id.clone();
-                self.find(me, &id, false);
-                turn.stage = TurnStage::Reading;
-                s.stage = SendStage::Turn(turn);
-                None
-            }
-            (TurnStage::Reading, Wake::Child(Child::Record(found))) => match found {
-                Ok(Some(fresh)) => {
-                    s.record = fresh;
-                    self.turn_look(me, call, s, turn)
-                }
-                _ => self.turn_over(me, call, s, true),
-            },
+            (TurnStage::Waiting, Wake::Timer | Wake::Poke) => self.turn_look(me, call, s, turn),
             (_, Wake::Poke) => {
                 turn.poked = true;
                 s.stage = SendStage::Turn(turn);
@@ -750,11 +751,7 @@ impl Engine {
             return self.turn_over(me, call, s, true);
         }
         if std::mem::take(&mut turn.poked) {
-            let id = s.record.intent_id.clone();
-            self.find(me, &id, false);
-            turn.stage = TurnStage::Reading;
-            s.stage = SendStage::Turn(turn);
-            return None;
+            return self.turn_look(me, call, s, turn);
         }
         let poll = if next { TURN_POLL_MS } else { FAR_TURN_POLL_MS };
         self.timer(me, self.now + left.min(poll));
@@ -773,6 +770,10 @@ impl Engine {
     ) -> Option<Child> {
         let id = s.record.intent_id.clone();
         self.waited_here.retain(|w| *w != id);
+        let scope = s.record.scope.clone().unwrap_or_default();
+        if let Some(i) = self.waiting_scopes.iter().position(|w| *w == scope) {
+            self.waiting_scopes.swap_remove(i);
+        }
         self.unlisten(me);
         self.timers.retain(|(_, t)| *t != me);
         if gave_up {

@@ -503,11 +503,7 @@ impl Engine {
     /// subscribers, and to this client's queued callers listening for it.
     pub(super) fn announce(&mut self, record: &IntentRecord, revision: u64) {
         self.tell(Do::Announce(events::announcement(record, revision)));
-        for (task, ids) in &self.listening {
-            if ids.contains(&record.intent_id) {
-                self.wakes.push_back((*task, Wake::Poke));
-            }
-        }
+        self.hear(&record.intent_id, record.state.is_settled());
     }
 
     /// What call `call`'s drive wrote last (an abort says so), and its

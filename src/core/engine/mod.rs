@@ -189,6 +189,8 @@ pub struct Engine {
     /// Queued intents whose callers wait in this client: each is sent by
     /// its own caller's drive, not by the drive that settled the one before.
     waited_here: Vec<String>,
+    /// The scopes of those callers, one entry each.
+    waiting_scopes: Vec<String>,
     watched: Vec<Watched>,
 }
 
@@ -237,6 +239,7 @@ impl Engine {
             questions: Vec::new(),
             listening: Vec::new(),
             waited_here: Vec::new(),
+            waiting_scopes: Vec::new(),
             watched: Vec::new(),
         }
     }
@@ -340,16 +343,26 @@ impl Engine {
         self.run();
     }
 
-    /// An intent of the namespace was announced (by anyone): queued callers
-    /// waiting for it look at their scope again.
-    pub fn handle_announced(&mut self, now: i64, intent_id: &str) {
+    /// An intent of the namespace was announced (by anyone) in `state`
+    /// (its wire name): queued callers waiting for it look at their scope
+    /// again.
+    pub fn handle_announced(&mut self, now: i64, intent_id: &str, state: &str) {
         self.now = now;
-        for (task, ids) in &self.listening {
-            if ids.iter().any(|id| id == intent_id) {
+        let settled = matches!(state, "succeeded" | "rejected" | "conflict" | "withdrawn");
+        self.hear(intent_id, settled);
+        self.run();
+    }
+
+    /// Wakes the queued callers an announcement concerns: the one whose
+    /// predecessor settled (any other change of it does not change whose
+    /// turn it is), and the one whose own intent changed (withdrawn, or
+    /// sent by another tab).
+    fn hear(&mut self, intent_id: &str, settled: bool) {
+        for (task, [before, own]) in &self.listening {
+            if own == intent_id || (settled && before == intent_id) {
                 self.wakes.push_back((*task, Wake::Poke));
             }
         }
-        self.run();
     }
 
     /// A message on the probe's channel: another tab's or worker's word on

@@ -384,9 +384,12 @@ impl World {
             Do::Announce(text) => {
                 let v: serde_json::Value = serde_json::from_str(&text).unwrap();
                 let id = v["intentId"].as_str().unwrap().to_owned();
+                let state = v["state"].as_str().unwrap().to_owned();
                 for other in 0..self.tabs.len() {
                     if other != t && !self.tabs[other].closed {
-                        self.tabs[other].engine.handle_announced(self.now, &id);
+                        self.tabs[other]
+                            .engine
+                            .handle_announced(self.now, &id, &state);
                     }
                 }
             }
