@@ -100,7 +100,7 @@ extern "C" {
     fn on_wake(f: &js_sys::Function, visible: bool) -> js_sys::Function;
 }
 
-#[wasm_bindgen(module = "/src/web/telemetry.js")]
+#[wasm_bindgen(module = "/src/web/executor.js")]
 extern "C" {
     #[wasm_bindgen(js_name = telemetryNote)]
     fn telemetry_note(sink: &js_sys::Function, event: &str);
