@@ -16,6 +16,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::locks::{local_lock_wait, lock_background, lock_try, lock_wait};
 use super::{safe_read, time, to_js, JsFailure};
 use crate::core::engine::{
     Ask, CallId, Do, Done, Engine, Failure, Io, LockKind, Locked, OpId, Reply, Request, Sink, Swap,
@@ -58,22 +59,6 @@ extern "C" {
         immediate: bool,
         timeout_ms: u32,
     ) -> Result<JsValue, JsValue>;
-}
-
-#[wasm_bindgen(module = "/src/web/locks.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = lockTry)]
-    fn lock_try(name: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = lockWait)]
-    fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = lockBackground)]
-    fn lock_background(name: &str) -> js_sys::Promise;
-}
-
-#[wasm_bindgen(module = "/src/web/local_lock.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = localLockWait)]
-    fn local_lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
 }
 
 #[wasm_bindgen(module = "/src/web/network.js")]

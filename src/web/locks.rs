@@ -8,57 +8,22 @@ use super::JsFailure;
 
 #[wasm_bindgen(module = "/src/web/locks.js")]
 extern "C" {
+    /// A release function when free, null when held elsewhere, undefined without Web Locks.
     #[wasm_bindgen(js_name = lockTry)]
-    fn lock_try(name: &str) -> js_sys::Promise;
+    pub(crate) fn lock_try(name: &str) -> js_sys::Promise;
+    /// The same, waiting up to `timeout_ms` (null when not granted in time).
     #[wasm_bindgen(js_name = lockWait)]
-    fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+    pub(crate) fn lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
+    /// Background work's lock: never in a server process.
     #[wasm_bindgen(js_name = lockBackground)]
-    fn lock_background(name: &str) -> js_sys::Promise;
+    pub(crate) fn lock_background(name: &str) -> js_sys::Promise;
 }
 
 #[wasm_bindgen(module = "/src/web/local_lock.js")]
 extern "C" {
+    /// This process's own lock, where there are no Web Locks.
     #[wasm_bindgen(js_name = localLockWait)]
-    fn local_lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
-}
-
-/// Takes the lock of `scope` in `namespace`, under which a scoped intent
-/// takes its place ([`named_lock`]).
-pub async fn scope_lock(namespace: &str, scope: &str, timeout_ms: u64) -> Option<IntentLock> {
-    named_lock(
-        &text!("wow-command-client/", namespace, "/scope/", scope),
-        timeout_ms,
-    )
-    .await
-}
-
-/// Takes the lock `name`, waiting up to `timeout_ms`: across tabs and
-/// workers where there are Web Locks, else within this process. `None`:
-/// not granted in time.
-pub async fn named_lock(name: &str, timeout_ms: u64) -> Option<IntentLock> {
-    let mut value = JsFuture::from(lock_wait(name, timeout_ms as f64))
-        .await
-        .ok()?;
-    if value.is_undefined() {
-        value = JsFuture::from(local_lock_wait(name, timeout_ms as f64))
-            .await
-            .ok()?;
-    }
-    match attempt_from(value) {
-        LockAttempt::Held(lock) => Some(lock),
-        _ => None,
-    }
-}
-
-/// Waits, as long as it takes, for the lock `name` across tabs and
-/// workers, for background work: held, or unsupported where there are no
-/// Web Locks and in a server process (`lockBackground` in `locks.js`: a lock
-/// held there would keep the process alive when no call is pending).
-pub async fn wait_forever(name: &str) -> LockAttempt {
-    match JsFuture::from(lock_background(name)).await {
-        Ok(value) => attempt_from(value),
-        Err(_) => LockAttempt::Unsupported,
-    }
+    pub(crate) fn local_lock_wait(name: &str, timeout_ms: f64) -> js_sys::Promise;
 }
 
 /// The lock name of an intent.
@@ -70,15 +35,6 @@ pub fn lock_name(namespace: &str, intent_id: &str) -> String {
 #[derive(Debug)]
 pub struct IntentLock {
     release: js_sys::Function,
-}
-
-impl IntentLock {
-    /// The function that lets the lock go, for a holder that releases it
-    /// itself (the history probe's executor), not on drop.
-    pub fn into_release(self) -> js_sys::Function {
-        let me = std::mem::ManuallyDrop::new(self);
-        me.release.clone()
-    }
 }
 
 impl Drop for IntentLock {

@@ -594,15 +594,14 @@ impl Engine {
         if s.record.scope.is_some() {
             return self.enter_turn(me, call, s);
         }
+        self.drive_send(me, call, s)
+    }
+
+    /// Drives the send's intent under its lock.
+    fn drive_send(&mut self, me: TaskId, call: CallId, s: &mut Send) -> Option<Child> {
         let emit = s.mode == SendMode::Stream;
-        self.drive(
-            me,
-            call,
-            emit,
-            s.record.clone(),
-            s.config.clone(),
-            Locking::Ask,
-        );
+        let (record, config) = (s.record.clone(), s.config.clone());
+        self.drive(me, call, emit, record, config, Locking::Ask);
         s.stage = SendStage::Driving;
         None
     }
@@ -786,17 +785,7 @@ impl Engine {
             self.settle(call, send_reply(s.mode, outcome));
             return Some(Child::Nothing);
         }
-        let emit = s.mode == SendMode::Stream;
-        self.drive(
-            me,
-            call,
-            emit,
-            s.record.clone(),
-            s.config.clone(),
-            Locking::Ask,
-        );
-        s.stage = SendStage::Driving;
-        None
+        self.drive_send(me, call, s)
     }
 
     // ------------------------------------------------------------ resume
