@@ -771,12 +771,15 @@ async fn a_queued_intent_is_withdrawn_and_never_sent_and_an_attempted_one_is_ref
     let fourth = c.send(with(&lock(&id, 40), scope.clone()), None);
     sleep(300).await;
     let listed = rust(&settle(c.intents()).await.unwrap());
-    let of_scope: Vec<&Value> = listed
+    // In their scope's order: intents written in the same millisecond are
+    // listed by id (a keyed one's derived id may sort first).
+    let mut of_scope: Vec<&Value> = listed
         .as_array()
         .unwrap()
         .iter()
         .filter(|r| r["scope"] == format!("account:{id}"))
         .collect();
+    of_scope.sort_by_key(|r| r["scopeSeq"].as_u64());
     let states: Vec<&str> = of_scope
         .iter()
         .map(|r| r["state"].as_str().unwrap())
