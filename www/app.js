@@ -9,6 +9,10 @@ const params = new URLSearchParams(location.search);
 const namespace = params.get("ns") || "demo";
 // `?noworker`: no Service Worker (the tests of one page's own drives).
 const worker = !params.has("noworker");
+// `?trace`: the last 300 lifecycle and history events in `demo.events`, for
+// a test to show what a page was doing when something did not settle.
+const events = [];
+const trace = params.has("trace") ? (e) => { events.push(e); if (events.length > 300) events.shift(); } : null;
 const $ = (id) => document.getElementById(id);
 const status = (text) => { $("status").textContent = text; };
 
@@ -31,7 +35,8 @@ const client = await WowClient.connect({
   timeoutMs: Number(params.get("timeout") || 3000),
   retry: { baseMs: 200, maxConfirms: 3 },
   persistStorage: true,
-  onHistory: () => probe(),
+  onHistory: (e) => { trace?.(e); probe(); },
+  ...(trace ? { onEvent: trace } : {}),
 });
 // Asked at connect, never awaited: Firefox answers only when the user
 // answers its prompt, and nothing here waits for that.
@@ -277,7 +282,7 @@ $("history-account").addEventListener("change", refreshHistory);
 
 // ----------------------------------------------------------- after a load
 
-window.demo = { client, resume: () => client.resume(), namespace };
+window.demo = { client, resume: () => client.resume(), namespace, events };
 // The Service Worker (www/sw.js) drives what a closed tab left unresolved;
 // what it last finished is shown here.
 if (worker) {

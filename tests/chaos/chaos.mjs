@@ -81,6 +81,37 @@ const chaosRates = { drop_response_after_append: 0.06, drop_request: 0.04, unava
   fail_processed_after_append: 0.03, cut_stream_after: 0.04, duplicate_delivery: 0.03,
   precheck_false_positive: 0.03, query_unavailable: 0.05, delay: 0.01, reject_before_send: 0.02,
   downstream_fail: 0.03 };
+// Progress on stderr, so a run that stops can be told where it stopped.
+const progress = (line) => process.stderr.write(`chaos ${ENGINE}: ${line}\n`);
+
+/**
+ * `fn(arg)` run in `page`, its value; a failure naming `what` when it does
+ * not settle within `ms`. As a caller's call, it is started in the page and
+ * then watched, so a call that never settles holds no driver session (WebKit's
+ * runs one script at a time): it is reported, with the open intents and each
+ * page's `client.history`, as the defect it is, never left to the driver's script timeout.
+ */
+let runs = 0;
+async function inPage(page, what, fn, arg, ms = 180_000) {
+  const key = `run-${runs++}`;
+  await page.evaluate(({ key, fn, arg }) => {
+    const ended = (window.chaosCalls ??= {});
+    Promise.resolve().then(() => (0, eval)(`(${fn})`)(arg)).then(
+      (value) => { ended[key] = { value: value === undefined ? null : value }; },
+      (e) => { ended[key] = { threw: String((e && e.stack) || e) }; });
+    return true;
+  }, { key, fn: String(fn), arg: arg ?? null });
+  const ended = await page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { threw: "the page reloaded" }),
+    key, ms);
+  if (!ended) {
+    const open = await journalNow().catch((e) => String(e));
+    throw new Error(`${what} did not settle within ${ms / 1000} s; the journal and history as the pages see them: ${JSON.stringify(open)}`);
+  }
+  if ("threw" in ended) throw new Error(`${what} threw: ${ended.threw}`);
+  return ended.value;
+}
+let journalNow = async () => null;
+
 const chaosOn = () => control("POST", { random: { seed: SEED, rates: chaosRates } });
 
 async function killGateway() {
@@ -98,11 +129,21 @@ const ns = `chaos-${SEED}`;
 const isReady = () => document.body?.dataset.ready === "true";
 async function openPage() {
   const page = await context.newPage();
-  await page.goto(`${link.base}/?ns=${ns}&noresume&noworker&timeout=1500`);
+  await page.goto(`${link.base}/?ns=${ns}&noresume&noworker&trace&timeout=1500`);
   if (!(await page.waitFor(isReady, null, 30_000))) throw new Error(`the demo did not load in ${ENGINE}`);
   return page;
 }
 const pages = [await openPage(), await openPage()];
+journalNow = async () => ({
+  open: await inPage(pages[1], "intents() in page 1", () => window.demo.client.intents().then((rs) => rs
+    .filter((r) => !["succeeded", "rejected", "conflict", "withdrawn"].includes(r.state))
+    .map((r) => ({ intentId: r.intentId, state: r.state, scope: r.scope, scopeSeq: r.scopeSeq, attempts: r.attempts.length, reason: r.reason }))),
+  null, 20_000).catch((e) => String(e)),
+  pages: await Promise.all(pages.map((p, n) => inPage(p, `history in page ${n}`, async () => ({ history: window.demo.client.history,
+    now: Date.now(), locks: await navigator.locks?.query(), lastEvents: window.demo.events.slice(-60) }), null, 20_000)
+    .catch((e) => String(e)))),
+});
+progress("pages ready");
 
 /// A page that is loaded and ready (a reload can meet a gateway kill and fail).
 async function ensureReady(page) {
@@ -122,7 +163,7 @@ async function ensureReady(page) {
  * the caller gave up its wait), or null when the call threw or a reload
  * interrupted it.
  */
-let calls = 0;
+let calls = 0, unsettled = 0;
 async function call(page, { command, stream, abortAfterMs }) {
   const key = `call-${calls++}`;
   const started = await page.evaluate(({ key, command, stream, abortAfterMs }) => {
@@ -139,7 +180,13 @@ async function call(page, { command, stream, abortAfterMs }) {
   }, { key, command, stream, abortAfterMs }).catch(() => false);
   if (!started) return null;
   const ended = await page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { reloaded: true }),
-    key, 120_000).catch(() => null);
+    key, 120_000).catch(() => ({ interrupted: true }));
+  if (ended === null) {
+    // A call that does not settle is a defect even where a retry hides it.
+    unsettled++;
+    progress(`a call did not settle within 120 s; the journal and history as the pages see them: ${
+      JSON.stringify(await journalNow().catch((e) => String(e)))}`);
+  }
   return ended?.outcome ?? null;
 }
 
@@ -147,7 +194,7 @@ async function call(page, { command, stream, abortAfterMs }) {
 const accounts = [];
 for (let i = 0; i < 8; i++) {
   const id = `acct-${SEED}-${i}`;
-  const o = await pages[0].evaluate((id) => window.demo.client.send({ aggregate: { resource: "account", id },
+  const o = await inPage(pages[0], `setting up ${id}`, (id) => window.demo.client.send({ aggregate: { resource: "account", id },
     action: "create_account", create: true, body: { name: id, balance: 1_000_000 } }), id);
   if (o.status !== "succeeded") throw new Error(`setup failed: ${JSON.stringify(o)}`);
   accounts.push(id);
@@ -194,6 +241,7 @@ let next = 0, reloads = 0, kills = 0;
 async function worker(p) {
   while (next < ops.length) {
     const i = next++;
+    if (i % 25 === 0) progress(`intent ${i} of ${ops.length}`);
     if (offlineAt.has(i)) void goOffline(offlineAt.get(i));
     if (killAt.has(i)) { await online; kills++; await killGateway(); }
     if (reloadAt.has(i)) {
@@ -217,7 +265,7 @@ async function worker(p) {
       // As an app would: once the page is back, re-invoke the action only if
       // the intent never reached the journal (otherwise resume() owns it).
       await ensureReady(pages[p]);
-      const journaled = await pages[p].evaluate(async (op) =>
+      const journaled = await inPage(pages[p], `intents() in page ${p}`, async (op) =>
         (await window.demo.client.intents()).some((r) => r.command.body.op === op), ops[i].op).catch(() => true);
       if (journaled) break;
       reissuedInline++;
@@ -235,23 +283,25 @@ await collectFired();
 // intents whose call never reached the journal are re-issued (as an app would).
 await control("DELETE");
 for (const page of pages) await ensureReady(page);
-const intents = () => pages[0].evaluate(() => window.demo.client.intents());
+progress("the workload is done; resuming until quiet");
+const intents = () => inPage(pages[0], "intents() in page 0", () => window.demo.client.intents());
 let rounds = 0, reissued = 0;
 for (; rounds < 20; rounds++) {
-  await Promise.all(pages.map((p) => p.evaluate(() => window.demo.resume())));
+  await Promise.all(pages.map((p, n) => inPage(p, `resume() in page ${n}, round ${rounds + 1}`, () => window.demo.resume())));
   const records = await intents();
   for (const r of records.filter((r) => r.state === "escalated")) {
-    await pages[0].evaluate((id) => window.demo.client.confirm(id), r.intentId);
+    await inPage(pages[0], `confirm(${r.intentId})`, (id) => window.demo.client.confirm(id), r.intentId);
   }
   const journaled = new Set(records.map((r) => r.command.body.op).filter(Boolean));
   const missing = ops.filter((o) => !journaled.has(o.op));
   reissued += missing.length;
-  for (const o of missing) await pages[1].evaluate((c) => window.demo.client.send(c), o.command);
+  for (const o of missing) await inPage(pages[1], `re-issuing ${o.op}`, (c) => window.demo.client.send(c), o.command);
   const open = (await intents()).filter((r) => ["pending", "sending", "unknown", "escalated", "queued"].includes(r.state));
   if (open.length === 0 && missing.length === 0) break;
 }
 
 // ---------------------------------------------------------------- checker
+progress(`quiet after ${rounds + 1} resume rounds; checking history`);
 const records = (await intents()).filter((r) => r.command.body.op);
 const byOp = new Map();
 for (const r of records) byOp.set(r.command.body.op, [...(byOp.get(r.command.body.op) ?? []), r]);
@@ -298,7 +348,7 @@ const report = {
   retries: records.reduce((n, r) => n + Math.max(0, r.attempts.length - 1), 0),
   confirmed: records.filter((r) => r.attempts.some((a) => a.outcome && a.outcome.unknown !== undefined)).length,
   faultsFired: fired, reloads, gatewayKills: kills, resumeRounds: rounds + 1, reissued: reissued + reissuedInline,
-  abortedWaits: aborted, abortedBeforeSend, offlinePeriods,
+  abortedWaits: aborted, abortedBeforeSend, offlinePeriods, unsettled,
 };
 await browser.close();
 await link.close();
@@ -313,6 +363,7 @@ const rows = [
   ["answered intents missing from the journal (must be 0)", report.forgotten],
   ["said \"not appended\" but stored (must be 0)", report.phantom], ["intents without exactly 1 requestId (must be 0)", report.requestIdsPerIntentViolations],
   ["unresolved after resume (must be 0)", report.unresolved],
+  ["calls that did not settle within 120 s (must be 0)", report.unsettled],
   ["scoped intents appended", report.scopedAppended], ["scoped intents out of their scope's order (must be 0)", report.outOfOrder],
   ["retries", report.retries],
   ["intents confirmed against history", report.confirmed], ["page reloads", report.reloads],
@@ -326,6 +377,6 @@ const width = Math.max(...rows.map(([k]) => k.length));
 console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n"));
 if (args.out) writeFileSync(args.out, JSON.stringify(report, null, 2));
 const violations = report.duplicates + report.sqliteDuplicates + report.lost + report.forgotten + report.phantom +
-  report.requestIdsPerIntentViolations + report.unresolved + report.outOfOrder;
+  report.requestIdsPerIntentViolations + report.unresolved + report.outOfOrder + report.unsettled;
 console.log(violations === 0 ? "chaos: 1 passed, 0 failed" : "chaos: 0 passed, 1 failed");
 process.exit(violations === 0 ? 0 : 1);
