@@ -218,6 +218,8 @@ impl Engine {
                 ConfirmWith::One => 1,
                 _ => crate::core::machine::history::MAX_BATCH,
             },
+            // The leader's look takes at most the attempts' timeout (`within_ms`).
+            overdue_ms: config.machine.caller_timeout_ms.saturating_add(1_000),
             ..GateConfig::default()
         };
         Engine {
@@ -588,5 +590,7 @@ fn index<T>(items: &[T], id: u32, key: impl Fn(&T) -> u32) -> Option<usize> {
     items.iter().position(|t| key(t) == id)
 }
 
+#[cfg(test)]
+mod random_worlds;
 #[cfg(test)]
 mod tests;

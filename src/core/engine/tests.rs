@@ -153,6 +153,8 @@ pub(super) struct World {
     pub full: bool,
     /// No Web Locks (Node.js): an intent's lock is unsupported, a scope's is this process's.
     pub no_locks: bool,
+    /// Tabs reloaded so far (each new engine's seed).
+    reloads: u64,
 }
 
 pub(super) fn config(namespace: &str) -> EngineConfig {
@@ -230,6 +232,7 @@ impl World {
             latency: 5,
             full: false,
             no_locks: false,
+            reloads: 0,
         }
     }
 
@@ -456,6 +459,22 @@ impl World {
         }
         self.locks.waiting.retain(|w| w.1 != t);
         self.later.retain(|l| l.1 != t);
+    }
+
+    /// A tab reloads: it closes, and a new engine takes its place.
+    pub fn reload(&mut self, t: usize) {
+        self.close(t);
+        self.reloads += 1;
+        self.tabs[t] = Tab {
+            engine: Engine::new(
+                config("ns"),
+                crate::core::protocol::float_text,
+                Box::new(SeededRandom::new(1_000 + self.reloads)),
+            ),
+            replies: Vec::new(),
+            emitted: Vec::new(),
+            closed: false,
+        };
     }
 
     pub fn reply(&self, t: usize, call: CallId) -> Option<&Reply> {
@@ -699,4 +718,48 @@ fn a_queued_intent_waits_its_turn_without_web_locks_behind_a_retried_head() {
         w.gateway.history["a1"],
         [first.request_id.clone(), second.request_id.clone()]
     );
+}
+
+#[test]
+fn a_leader_that_never_looks_costs_the_other_tabs_a_pause_not_their_answers() {
+    // A tab holds the probe's lock and never looks: frozen by the browser,
+    // or a lock its instance never let go of. No other tab can lead.
+    let mut w = World::new(1);
+    w.locks
+        .held
+        .push(("wow-command-client/ns/history/http://gw".into(), 99, 0));
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.gateway.faults.push(("a2".into(), Fault::LostAfterAppend));
+    w.gateway.history_down = true;
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 5 * 60_000);
+    let first = w.outcome(0, 1);
+    assert_eq!(first.status, Status::Escalated, "{first:?}");
+    w.gateway.history_down = false;
+    w.run_until(T0 + 7 * 60_000);
+    let records = w.records();
+    assert_eq!(
+        records[0].state,
+        IntentState::Succeeded,
+        "the escalated intent is confirmed once a look finds history back"
+    );
+    // A drive's question while this tab believes history is down.
+    w.gateway.history_down = true;
+    w.send(0, 2, intent("a2", None, None), SendMode::Outcome);
+    w.run_until(T0 + 8 * 60_000);
+    w.gateway.history_down = false;
+    w.send(0, 3, intent("a3", None, None), SendMode::Outcome);
+    w.run_until(T0 + 15 * 60_000);
+    let second = w.outcome(0, 2);
+    assert_eq!(second.status, Status::Escalated, "{second:?}");
+    let third = w.outcome(0, 3);
+    assert_eq!(third.status, Status::Succeeded, "{third:?}");
+    assert!(
+        w.records()
+            .iter()
+            .all(|r| r.state == IntentState::Succeeded),
+        "{:?}",
+        w.records()
+    );
+    assert_eq!(w.gateway.arrivals.len(), 3, "each sent once");
 }

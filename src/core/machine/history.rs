@@ -50,6 +50,11 @@ pub struct GateConfig {
     /// How long a drive's question waits for the next look while history
     /// is down: a blip is looked through, a longer outage is told at once.
     pub wait_ms: u64,
+    /// How late the leading tab's look may be before a gate that does not
+    /// lead makes it itself: a look's own timeout and a margin. A leader
+    /// that is gone, frozen or unheard (a lost message, a lock that never
+    /// comes) costs the questions waiting here this pause, never their answer.
+    pub overdue_ms: u64,
 }
 
 impl Default for GateConfig {
@@ -59,6 +64,7 @@ impl Default for GateConfig {
             cap_ms: 30_000,
             batch: MAX_BATCH,
             wait_ms: 5_000,
+            overdue_ms: 31_000,
         }
     }
 }
@@ -179,6 +185,9 @@ pub struct HistoryGate {
     leads: bool,
     /// Why the last look failed: what a question told at once hears.
     last_why: String,
+    /// The latest look another tab said it makes next, while history is
+    /// down: the leader's word is overdue only after it.
+    heard_next: i64,
 }
 
 impl HistoryGate {
@@ -195,6 +204,7 @@ impl HistoryGate {
             next_look: 1,
             leads: true,
             last_why: String::new(),
+            heard_next: i64::MIN,
         }
     }
 
@@ -312,7 +322,7 @@ impl HistoryGate {
         let first = match self.availability {
             // A person's question goes now; the rest when the probe's look is due.
             Availability::Down { .. } if running(None) => return None,
-            Availability::Down { next_look_at, .. } if !self.leads || now < next_look_at => {
+            Availability::Down { next_look_at, .. } if now < self.due(next_look_at) => {
                 qs.iter().position(|q| q.look.is_none() && q.urgent)?
             }
             Availability::Down { .. } => qs.iter().position(|q| q.look.is_none())?,
@@ -342,18 +352,47 @@ impl HistoryGate {
         })
     }
 
-    /// When the next look is due while history is down (for the gate that
-    /// leads: the others wait to hear it), unless one is running: its
-    /// answer sets the next.
+    /// When the next look is due while history is down, unless one is
+    /// running (its answer sets the next): for the gate that leads, at
+    /// `next_look_at`; for the others, which wait to hear the leader's,
+    /// once it is overdue and only while a question waits here.
     pub fn poll_timeout(&self) -> Option<i64> {
         match self.availability {
             Availability::Down { next_look_at, .. }
-                if self.leads && self.questions.iter().all(|q| q.look.is_none()) =>
+                if (self.leads || !self.questions.is_empty())
+                    && self.questions.iter().all(|q| q.look.is_none()) =>
             {
-                Some(next_look_at)
+                Some(self.due(next_look_at))
             }
             _ => None,
         }
+    }
+
+    /// While history is down, when a gate that does not lead makes the
+    /// leader's look itself (it is overdue).
+    pub fn overdue_at(&self) -> Option<i64> {
+        match self.availability {
+            Availability::Down { next_look_at, .. } => Some(self.overdue(next_look_at)),
+            Availability::Up => None,
+        }
+    }
+
+    /// When this gate makes the look due at `next_look_at`: then if it
+    /// leads, once the leader's is overdue if not.
+    fn due(&self, next_look_at: i64) -> i64 {
+        if self.leads {
+            next_look_at
+        } else {
+            self.overdue(next_look_at)
+        }
+    }
+
+    /// The leader's look, due at `next_look_at` or at the latest one it
+    /// announced, has not been heard of `overdue_ms` after it.
+    fn overdue(&self, next_look_at: i64) -> i64 {
+        next_look_at
+            .max(self.heard_next)
+            .saturating_add(self.config.overdue_ms as i64)
     }
 
     /// The answer to look `id`.
@@ -368,6 +407,7 @@ impl HistoryGate {
             LookAnswer::Said { said, complete } => (said, complete),
         };
         self.availability = Availability::Up;
+        self.heard_next = i64::MIN;
         let mut i = 0;
         while i < self.questions.len() {
             if self.questions[i].look != Some(id) {
@@ -400,12 +440,16 @@ impl HistoryGate {
     /// What another tab or worker's look found (its announcement).
     pub fn heard(&mut self, availability: Availability) {
         match availability {
-            Availability::Up => self.availability = Availability::Up,
+            Availability::Up => {
+                self.availability = Availability::Up;
+                self.heard_next = i64::MIN;
+            }
             Availability::Down {
                 since,
                 next_look_at,
                 failures,
             } => {
+                self.heard_next = self.heard_next.max(next_look_at);
                 // A gate's own schedule is never put off by another's: where
                 // each process leads its own probe (no Web Locks), the
                 // sooner look stands.

@@ -111,6 +111,7 @@ fn while_history_is_down_one_look_at_a_time_decides_for_everyone() {
         cap_ms: 30_000,
         batch: 1_000,
         wait_ms: 0,
+        overdue_ms: 31_000,
     };
     let mut gate = HistoryGate::new(config, 7);
     let first = gate.ask(0, query("account", "a0", "r0"), false, 0);
@@ -224,11 +225,19 @@ fn only_the_gate_that_leads_looks_while_history_is_down_and_others_hear_it() {
         "told at once: history does not answer"
     );
     let noted = other.note(2, query("account", "b", "s"), false);
+    let Availability::Down { next_look_at, .. } = down else {
+        panic!("{down:?}")
+    };
+    let overdue = next_look_at + GateConfig::default().overdue_ms as i64;
     assert!(
-        other.poll_look(i64::MAX).is_none(),
-        "a follower never looks while down"
+        other.poll_look(overdue - 1).is_none(),
+        "a follower does not look while the leader's look may still come"
     );
-    assert_eq!(other.poll_timeout(), None);
+    assert_eq!(
+        other.poll_timeout(),
+        Some(overdue),
+        "but it looks once the leader's is overdue"
+    );
     other.heard(Availability::Up);
     assert!(answers(&mut other).is_empty());
     let again = other.ask(3, query("account", "b", "s"), false, 0);

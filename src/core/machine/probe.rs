@@ -285,8 +285,13 @@ impl Probe {
             self.asking = true;
             self.actions.push_back(ProbeAction::TakeLock);
         }
+        // What waits here at rest, while another tab leads: looked for
+        // once that tab's look is overdue.
+        let parked_here = (self.parked && !self.leading && self.gate.waiting() == 0)
+            .then(|| self.gate.overdue_at())
+            .flatten();
         // An earlier due look re-arms the timer; a later one waits for it.
-        if let Some(at) = self.gate.poll_timeout() {
+        if let Some(at) = self.gate.poll_timeout().or(parked_here) {
             if self.look_due.is_none_or(|due| at < due) {
                 self.look_due = Some(at);
             }

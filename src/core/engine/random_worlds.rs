@@ -1,0 +1,146 @@
+//! Random worlds: tabs that send, resume, confirm, withdraw and reload
+//! while the gateway loses answers, refuses, and history goes down and comes
+//! back, in any order and at any time. Whatever happened, once history
+//! answers again every call of every open tab settles, and no intent is
+//! appended twice. (The chaos test meets the same worlds in real browsers,
+//! one schedule a run; here thousands of schedules a second.)
+
+use proptest::prelude::*;
+
+use super::io::Reply;
+use super::tests::{intent, Fault, World};
+use super::SendMode;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Send {
+        tab: usize,
+        aggregate: u8,
+        scoped: bool,
+        key: Option<u8>,
+        mode: u8,
+    },
+    Fault {
+        aggregate: u8,
+        refused: bool,
+    },
+    History {
+        down: bool,
+    },
+    Resume {
+        tab: usize,
+    },
+    Confirm {
+        tab: usize,
+        nth: usize,
+    },
+    Withdraw {
+        tab: usize,
+        nth: usize,
+    },
+    Reload {
+        tab: usize,
+    },
+    Wait {
+        ms: i64,
+    },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0..3usize, 0..3u8, any::<bool>(), prop::option::of(0..4u8), 0..3u8)
+            .prop_map(|(tab, aggregate, scoped, key, mode)| Step::Send { tab, aggregate, scoped, key, mode }),
+        2 => (0..3u8, any::<bool>()).prop_map(|(aggregate, refused)| Step::Fault { aggregate, refused }),
+        1 => any::<bool>().prop_map(|down| Step::History { down }),
+        1 => (0..3usize).prop_map(|tab| Step::Resume { tab }),
+        1 => (0..3usize, 0..8usize).prop_map(|(tab, nth)| Step::Confirm { tab, nth }),
+        1 => (0..3usize, 0..8usize).prop_map(|(tab, nth)| Step::Withdraw { tab, nth }),
+        1 => (0..3usize).prop_map(|tab| Step::Reload { tab }),
+        3 => (0..40_000i64).prop_map(|ms| Step::Wait { ms }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_call_settles_once_history_answers_and_nothing_is_appended_twice(
+        steps in prop::collection::vec(step(), 1..40), latency in 1..400i64,
+    ) {
+        let mut w = World::new(3);
+        w.latency = latency;
+        // Calls made, by tab (a reloaded tab's calls went with it).
+        let mut calls: Vec<Vec<u32>> = vec![Vec::new(); 3];
+        let mut next_call = 1u32;
+        let mut new_call = |calls: &mut Vec<Vec<u32>>, tab: usize| {
+            let call = next_call;
+            next_call += 1;
+            calls[tab].push(call);
+            call
+        };
+        for (i, step) in steps.iter().enumerate() {
+            let now = w.now;
+            match *step {
+                Step::Send { tab, aggregate, scoped, key, mode } => {
+                    let call = new_call(&mut calls, tab);
+                    let id = format!("a{aggregate}");
+                    let scope = scoped.then(|| format!("s{aggregate}"));
+                    let key = key.map(|k| format!("k{k}-{i}"));
+                    let mode = [SendMode::Outcome, SendMode::AndWait, SendMode::Stream][mode as usize];
+                    w.send(tab, call, intent(&id, key.as_deref(), scope.as_deref()), mode);
+                }
+                Step::Fault { aggregate, refused } => {
+                    let fault = if refused { Fault::Refused } else { Fault::LostAfterAppend };
+                    w.gateway.faults.push((format!("a{aggregate}"), fault));
+                }
+                Step::History { down } => w.gateway.history_down = down,
+                Step::Resume { tab } => {
+                    let call = new_call(&mut calls, tab);
+                    w.tabs[tab].engine.resume(now, call, false);
+                }
+                Step::Confirm { tab, nth } | Step::Withdraw { tab, nth } => {
+                    let records = w.records();
+                    if let Some(r) = records.get(nth % records.len().max(1)) {
+                        let call = new_call(&mut calls, tab);
+                        let id = r.intent_id.clone();
+                        if matches!(step, Step::Confirm { .. }) {
+                            w.tabs[tab].engine.confirm(now, call, &id, false);
+                        } else {
+                            w.tabs[tab].engine.withdraw(now, call, &id, false);
+                        }
+                    }
+                }
+                Step::Reload { tab } => {
+                    w.reload(tab);
+                    calls[tab].clear();
+                }
+                Step::Wait { ms } => w.run_until(now + ms),
+            }
+        }
+        // History answers from now on, and the gateway loses nothing more.
+        w.gateway.history_down = false;
+        w.gateway.faults.clear();
+        let quiet = w.now + 30 * 60_000;
+        w.run_until(quiet);
+        for (tab, made) in calls.iter().enumerate() {
+            for call in made {
+                prop_assert!(w.reply(tab, *call).is_some(),
+                    "call {} of tab {} never settled (steps: {:?})", call, tab, steps);
+            }
+        }
+        for (aggregate, requests) in &w.gateway.history {
+            let mut seen = requests.clone();
+            seen.sort();
+            seen.dedup();
+            prop_assert_eq!(seen.len(), requests.len(), "{} appended a requestId twice", aggregate);
+        }
+        // And a resume in every tab then leaves nothing unresolved.
+        for tab in 0..3 {
+            let call = 1_000_000 + tab as u32;
+            let now = w.now;
+            w.tabs[tab].engine.resume(now, call, false);
+            w.run_until(now + 30 * 60_000);
+            prop_assert!(matches!(w.reply(tab, call), Some(Reply::Report { .. })), "the last resume of tab {} settled", tab);
+        }
+    }
+}
