@@ -134,6 +134,7 @@ proptest! {
             seen.dedup();
             prop_assert_eq!(seen.len(), requests.len(), "{} appended a requestId twice", aggregate);
         }
+        prop_assert!(w.held_locks().is_empty(), "locks held once all is quiet: {:?} (steps: {:?})", w.held_locks(), steps);
         // And a resume in every tab then leaves nothing unresolved.
         for tab in 0..3 {
             let call = 1_000_000 + tab as u32;

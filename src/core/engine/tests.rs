@@ -477,6 +477,16 @@ impl World {
         };
     }
 
+    /// The locks held by open tabs: (name, tab).
+    pub fn held_locks(&self) -> Vec<(String, usize)> {
+        self.locks
+            .held
+            .iter()
+            .filter(|(_, t, _)| !self.tabs.get(*t).is_none_or(|tab| tab.closed))
+            .map(|(n, t, _)| (n.clone(), *t))
+            .collect()
+    }
+
     pub fn reply(&self, t: usize, call: CallId) -> Option<&Reply> {
         self.tabs[t]
             .replies
