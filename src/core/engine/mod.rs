@@ -590,7 +590,7 @@ fn index<T>(items: &[T], id: u32, key: impl Fn(&T) -> u32) -> Option<usize> {
     items.iter().position(|t| key(t) == id)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod random_worlds;
 #[cfg(test)]
 mod tests;

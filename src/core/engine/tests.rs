@@ -154,6 +154,7 @@ pub(super) struct World {
     /// No Web Locks (Node.js): an intent's lock is unsupported, a scope's is this process's.
     pub no_locks: bool,
     /// Tabs reloaded so far (each new engine's seed).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     reloads: u64,
 }
 
@@ -462,6 +463,7 @@ impl World {
     }
 
     /// A tab reloads: it closes, and a new engine takes its place.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub fn reload(&mut self, t: usize) {
         self.close(t);
         self.reloads += 1;
@@ -478,6 +480,7 @@ impl World {
     }
 
     /// The locks held by open tabs: (name, tab).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub fn held_locks(&self) -> Vec<(String, usize)> {
         self.locks
             .held
