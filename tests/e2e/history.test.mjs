@@ -165,3 +165,46 @@ test("a send's announcements never wake the history probe: it hears a channel of
   assert.ok(heard.includes("succeeded"), `a subscriber hears the intents: ${heard}`);
   await context.close();
 });
+
+test("a leader that never looks (a frozen tab holding the probe's lock): another tab's calls settle, and its escalated intent is confirmed once history is back", async () => {
+  const context = await env.browser.newContext();
+  const ns = unique("frozen");
+  // A tab of the same origin takes the probe's lock and never lets go, as a
+  // tab the browser froze in the background, or one whose lock outlived it.
+  const holder = await context.newPage();
+  await holder.goto(`${env.gateway.base}/pkg/index.js`);
+  await holder.evaluate((ns) => new Promise((held) => navigator.locks.request(
+    `wow-command-client/${ns}/history/${location.origin}`, () => { held(); return new Promise(() => {}); })), ns);
+  const page = await tab(context, ns);
+  const prefix = unique("frozen");
+  await env.gateway.faults("POST", { rules: [
+    { match: { method: "POST", path: "*/event/*" }, fault: "query_unavailable" },
+    { match: { method: "POST", path: "/account/create_account" }, fault: "drop_response_after_append" },
+  ] });
+  const settled = (from, n) => Promise.race([createAll(page, prefix, from, n),
+    new Promise((r) => setTimeout(() => r("did not settle in 60 s"), 60_000))]);
+  const down = await settled(0, 3);
+  assert.deepEqual(down, ["escalated", "escalated", "escalated"], "each call settles while no tab can lead");
+  const locks = await page.evaluate(() => navigator.locks.query());
+  assert.ok(locks.held.some((l) => l.name.includes("/history/")), "the probe's lock is still the frozen tab's");
+  await env.gateway.faults("DELETE");
+  // History is back: an answer lost now is confirmed, though this tab still believes history is down.
+  await env.gateway.faults("POST", { rules: [
+    { match: { method: "POST", path: "/account/create_account" }, fault: "drop_response_after_append" },
+  ] });
+  assert.deepEqual(await settled(3, 1), ["succeeded"]);
+  await env.gateway.faults("DELETE");
+  const backAt = Date.now();
+  for (;;) {
+    const s = await states(page);
+    if (s.length === 4 && s.every((x) => x === "succeeded")) break;
+    if (Date.now() - backAt > 60_000) throw new Error(`the escalated intents were not confirmed: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  for (let i = 0; i < 4; i++) {
+    const [record] = await page.evaluate(async (id) => (await window.client.intents())
+      .filter((r) => r.aggregate.aggregateId === id), `${prefix}-${i}`);
+    assert.equal(await env.gateway.stored("account", `${prefix}-${i}`, record.requestId), 1, "one stream each");
+  }
+  await context.close();
+});
