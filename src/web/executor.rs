@@ -409,6 +409,11 @@ impl Executor {
                 kind,
             } => {
                 let promise = match kind {
+                    // A freed client asks for the probe's lock no more: its
+                    // calls in progress look without it.
+                    LockKind::Probe if self.freed.get() => {
+                        js_sys::Promise::resolve(&JsValue::UNDEFINED)
+                    }
                     LockKind::Probe => lock_background(&name),
                     LockKind::Intent if wait_ms == 0 => lock_try(&name),
                     _ => lock_wait(&name, wait_ms as f64),
@@ -613,6 +618,13 @@ impl Executor {
                     self.unlock(op);
                     return None;
                 }
+                drop(dropped);
+                if locked == Locked::Held && kind == LockKind::Probe && self.freed.get() {
+                    // Come after the client was freed: let go at once, and
+                    // its calls in progress look without it.
+                    self.unlock(op);
+                    return Some(Done::Locked(Locked::Unsupported));
+                }
                 Done::Locked(locked)
             }
             Pending::Fetch { .. } | Pending::Body { .. } | Pending::Chunk { .. } if !ok => {
@@ -799,8 +811,19 @@ impl Executor {
         self.forget_if_done();
     }
 
+    /// A freed client is gone once its calls have ended and the probe's
+    /// lock, if it is still asked for, has come (and been let go).
     fn forget_if_done(&self) {
-        if self.freed.get() && self.calls.borrow().is_empty() {
+        let asking = (self.pending.borrow().iter()).any(|(_, p)| {
+            matches!(
+                p,
+                Pending::Lock {
+                    kind: LockKind::Probe,
+                    ..
+                }
+            )
+        });
+        if self.freed.get() && self.calls.borrow().is_empty() && !asking {
             for (_, release) in self.locks.borrow_mut().drain(..) {
                 let _ = release.call0(&JsValue::NULL);
             }
