@@ -448,6 +448,9 @@ impl World {
     /// A tab closes: its locks go, its engine is gone.
     pub fn close(&mut self, t: usize) {
         self.tabs[t].closed = true;
+        // Its requests go first: a lock it held is never handed to its own
+        // request still waiting, as a closed page's are dropped together.
+        self.locks.waiting.retain(|w| w.1 != t);
         let held: Vec<OpId> = self
             .locks
             .held
@@ -458,7 +461,6 @@ impl World {
         for op in held {
             self.unlock(t, op);
         }
-        self.locks.waiting.retain(|w| w.1 != t);
         self.later.retain(|l| l.1 != t);
     }
 
