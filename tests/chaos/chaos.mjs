@@ -85,14 +85,13 @@ const chaosRates = { drop_response_after_append: 0.06, drop_request: 0.04, unava
 const progress = (line) => process.stderr.write(`chaos ${ENGINE}: ${line}\n`);
 
 /**
- * `fn(arg)` run in `page`, its value; a failure naming `what` when it does
- * not settle within `ms`. As a caller's call, it is started in the page and
- * then watched, so a call that never settles holds no driver session (WebKit's
- * runs one script at a time): it is reported, with the open intents and each
- * page's `client.history`, as the defect it is, never left to the driver's script timeout.
+ * Starts `fn(arg)` in `page` and watches it there, so a call that never
+ * settles holds no driver session (WebKit's runs one script at a time):
+ * what it ended with (`{ value }` or `{ threw }`), `{ reloaded: true }` when
+ * the page reloaded meanwhile, or null when it did not settle within `ms`.
  */
 let runs = 0;
-async function inPage(page, what, fn, arg, ms = 180_000) {
+async function watched(page, fn, arg, ms) {
   const key = `run-${runs++}`;
   await page.evaluate(({ key, fn, arg }) => {
     const ended = (window.chaosCalls ??= {});
@@ -101,12 +100,22 @@ async function inPage(page, what, fn, arg, ms = 180_000) {
       (e) => { ended[key] = { threw: String((e && e.stack) || e) }; });
     return true;
   }, { key, fn: String(fn), arg: arg ?? null });
-  const ended = await page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { threw: "the page reloaded" }),
-    key, ms);
+  return page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { reloaded: true }), key, ms);
+}
+
+/**
+ * `fn(arg)` run in `page` ([`watched`]), its value; a failure naming `what`
+ * when it does not settle within `ms`, reported with the open intents and
+ * each page's `client.history` as the defect it is, never left to the
+ * driver's script timeout.
+ */
+async function inPage(page, what, fn, arg, ms = 180_000) {
+  const ended = await watched(page, fn, arg, ms);
   if (!ended) {
     const open = await journalNow().catch((e) => String(e));
     throw new Error(`${what} did not settle within ${ms / 1000} s; the journal and history as the pages see them: ${JSON.stringify(open)}`);
   }
+  if ("reloaded" in ended) throw new Error(`${what} threw: the page reloaded`);
   if ("threw" in ended) throw new Error(`${what} threw: ${ended.threw}`);
   return ended.value;
 }
@@ -156,38 +165,30 @@ async function ensureReady(page) {
 }
 
 /**
- * One caller's call in `page`: started there, then watched until it ends.
- * The wait lives in the page, not in a script the driver waits on (WebKit's
- * driver runs one command at a time per browser, so a blocking call would
- * make the lanes take turns). Resolves to the outcome (`aborted` set when
- * the caller gave up its wait), or null when the call threw or a reload
- * interrupted it.
+ * One caller's call in `page`, started and watched there ([`watched`]).
+ * Resolves to the outcome (`aborted` set when the caller gave up its wait),
+ * or null when the call threw or a reload interrupted it.
  */
-let calls = 0, unsettled = 0;
+let unsettled = 0;
 async function call(page, { command, stream, abortAfterMs }) {
-  const key = `call-${calls++}`;
-  const started = await page.evaluate(({ key, command, stream, abortAfterMs }) => {
+  const ended = await watched(page, ({ command, stream, abortAfterMs }) => {
     const c = window.demo.client;
-    const ended = (window.chaosCalls ??= {});
     // A caller that gives up waiting: the intent goes on without it.
     const ac = abortAfterMs === null ? null : new AbortController();
     if (ac) setTimeout(() => ac.abort(), abortAfterMs);
     const options = ac ? { signal: ac.signal } : undefined;
-    (stream ? c.sendAndWaitStream(command, options).outcome : c.send(command, options)).then(
-      (outcome) => { ended[key] = { outcome }; },
-      (e) => { ended[key] = e.code === "Aborted" ? { outcome: { ...e.detail, aborted: true } } : { threw: String(e) }; });
-    return true;
-  }, { key, command, stream, abortAfterMs }).catch(() => false);
-  if (!started) return null;
-  const ended = await page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { reloaded: true }),
-    key, 120_000).catch(() => ({ interrupted: true }));
+    return (stream ? c.sendAndWaitStream(command, options).outcome : c.send(command, options)).catch((e) => {
+      if (e.code === "Aborted") return { ...e.detail, aborted: true };
+      throw e;
+    });
+  }, { command, stream, abortAfterMs }, 120_000).catch(() => ({ interrupted: true }));
   if (ended === null) {
     // A call that does not settle is a defect even where a retry hides it.
     unsettled++;
     progress(`a call did not settle within 120 s; the journal and history as the pages see them: ${
       JSON.stringify(await journalNow().catch((e) => String(e)))}`);
   }
-  return ended?.outcome ?? null;
+  return ended?.value ?? null;
 }
 
 // Accounts to update, created before the faults start.
