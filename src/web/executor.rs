@@ -814,16 +814,19 @@ impl Executor {
     /// A freed client is gone once its calls have ended and the probe's
     /// lock, if it is still asked for, has come (and been let go).
     fn forget_if_done(&self) {
-        let asking = (self.pending.borrow().iter()).any(|(_, p)| {
-            matches!(
-                p,
-                Pending::Lock {
-                    kind: LockKind::Probe,
-                    ..
-                }
-            )
-        });
-        if self.freed.get() && self.calls.borrow().is_empty() && !asking {
+        // Run after every wait's end: the pending waits are read only once freed.
+        let asking = || {
+            (self.pending.borrow().iter()).any(|(_, p)| {
+                matches!(
+                    p,
+                    Pending::Lock {
+                        kind: LockKind::Probe,
+                        ..
+                    }
+                )
+            })
+        };
+        if self.freed.get() && self.calls.borrow().is_empty() && !asking() {
             for (_, release) in self.locks.borrow_mut().drain(..) {
                 let _ = release.call0(&JsValue::NULL);
             }
