@@ -5,7 +5,7 @@
 //
 //   node bench/size.mjs [--check] [--names target/…/unstripped.wasm]
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { leb, sections } from "../scripts/wasm-sections.mjs";
 
@@ -15,15 +15,24 @@ export const budget = JSON.parse(readFileSync(join(root, "bench/size-budget.json
 const args = process.argv.slice(2);
 
 // What a browser loads for an app that imports one entry: the entry, its glue,
-// the snippets the glue imports, and its module.
+// the snippets the glue imports and those they import in turn, and its module.
 const apps = {
   client: { entry: "index.js", glue: "wow_command_client.js", wasm: "wow_command_client_bg.wasm" },
   consumer: { entry: "consumer-web.js", glue: "consumer.js", wasm: "consumer_bg.wasm" },
 };
 function shippedBy(app) {
-  const glue = readFileSync(join(pkg, app.glue), "utf8");
-  const snippets = [...glue.matchAll(/from\s*['"]\.\/(snippets\/[^'"]+)['"]/g)].map((m) => m[1]);
-  return [app.entry, app.glue, ...new Set(snippets), app.wasm];
+  const snippets = new Set();
+  const follow = (file) => {
+    const text = readFileSync(join(pkg, file), "utf8");
+    for (const [, path] of text.matchAll(/from\s*['"](\.\.?\/[^'"]+\.js)['"]/g)) {
+      const found = join(dirname(file), path);
+      if (!found.startsWith("snippets/") || snippets.has(found)) continue;
+      snippets.add(found);
+      follow(found);
+    }
+  };
+  follow(app.glue);
+  return [app.entry, app.glue, ...snippets, app.wasm];
 }
 
 export const measure = (bytes) => ({
