@@ -13,13 +13,18 @@ rm -rf pkg
 # One module per API: cargo with the pinned nightly (std rebuilt with
 # immediate-abort panics), then wasm-bindgen for the web target. Both glue
 # modules import the same snippets (same crate, same files): one copy in pkg/.
+# The command client's glue is crash-only (src/web/instance.js): built with
+# wasm-bindgen's reset function, its exports guarded (scripts/guard-glue.mjs).
 module() { # out-name, cargo feature arguments
   local name=$1; shift
+  local reset=()
+  [ "$name" = wow_command_client ] && reset=(--experimental-reset-state-function)
   RUSTUP_TOOLCHAIN=$RELEASE_TOOLCHAIN RUSTFLAGS="$RELEASE_RUSTFLAGS" \
     cargo build --release --lib --target wasm32-unknown-unknown $RELEASE_BUILD_STD \
       --target-dir target/release-wasm "$@" >&2
-  wasm-bindgen --target web --out-dir pkg --out-name "$name" \
+  wasm-bindgen --target web "${reset[@]}" --out-dir pkg --out-name "$name" \
     target/release-wasm/wasm32-unknown-unknown/release/wow_command_client.wasm 2> >(grep -v target_features >&2)
+  [ "$name" = wow_command_client ] && node scripts/guard-glue.mjs "pkg/${name}.js"
   node scripts/strip-wasm.mjs "pkg/${name}_bg.wasm"
   # Chosen binaryen passes only (npm `binaryen`): identical functions merged
   # (monomorphised copies), what nothing reaches dropped, peephole rewrites,

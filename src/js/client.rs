@@ -36,6 +36,9 @@ extern "C" {
     fn abortable(promise: &js_sys::Promise, signal: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = downstreamOptions, catch)]
     fn downstream_options(options: &JsValue) -> Result<JsValue, JsValue>;
+    /// A call's `{ promise, resolve, reject }`, ended by a restart if it comes first.
+    #[wasm_bindgen(js_name = pendingCall)]
+    fn pending_call(outcome: bool) -> JsValue;
     #[wasm_bindgen(js_name = subscribeIntents, catch)]
     fn subscribe_intents(
         channel: &str,
@@ -47,6 +50,12 @@ extern "C" {
 #[wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
     fn hold(promise: &js_sys::Promise) -> js_sys::Promise;
+}
+
+#[wasm_bindgen(module = "/src/web/instance.js")]
+extern "C" {
+    /// The client moves to a fresh instance if this one stops.
+    fn carry(client: &JsValue, options: &JsValue, store: &JsValue);
 }
 
 #[wasm_bindgen(module = "/src/web/storage/builtin_kv.js")]
@@ -112,9 +121,13 @@ struct Started {
 /// Reads call `name`'s options and makes its promise.
 fn started(options: &Option<JsValue>, name: &'static str) -> Result<Started, JsValue> {
     let watch = watch_for(options.as_ref().unwrap_or(&JsValue::UNDEFINED), name)?;
-    let mut settlers = None;
-    let promise = js_sys::Promise::new(&mut |resolve, reject| settlers = Some((resolve, reject)));
-    let (resolve, reject) = settlers.expect("the executor runs at once");
+    let handle = pending_call(name == "send");
+    let get = |k: &str| crate::web::safe_read::get(&handle, k).unwrap_or(JsValue::UNDEFINED);
+    let promise: js_sys::Promise = get("promise").unchecked_into();
+    let (resolve, reject) = (
+        get("resolve").unchecked_into(),
+        get("reject").unchecked_into(),
+    );
     let on_intent = crate::web::safe_read::get(&watch, "onIntent")
         .and_then(|f| crate::web::safe_read::function(&f));
     Ok(Started {
@@ -125,6 +138,7 @@ fn started(options: &Option<JsValue>, name: &'static str) -> Result<Started, JsV
             value: JsValue::UNDEFINED,
             on_intent,
             check: None,
+            handle,
         },
         watch,
     })
@@ -140,10 +154,11 @@ impl WowClient {
     pub fn connect(
         #[wasm_bindgen(unchecked_param_type = "ConnectOptions")] options: JsValue,
     ) -> js_sys::Promise {
-        let opened = WowClient::opened(&options).and_then(|(client, resume)| {
+        let opened = WowClient::opened(&options, None).and_then(|(client, resume)| {
             let executor = client.executor.clone();
             let mut started = started(&None, "WowClient.connect")?;
             started.entry.value = JsValue::from(client);
+            carry(&started.entry.value, &options, executor.store());
             let call = executor.call(started.entry);
             let now = time::now();
             executor.engine().read(now, call, Read::Connect);
@@ -157,6 +172,15 @@ impl WowClient {
             Ok(promise) => hold(&promise),
             Err(e) => js_sys::Promise::reject(&e),
         }
+    }
+
+    /// The client again, in a fresh instance of the module after its own
+    /// stopped (src/web/instance.js): the same options over the same store
+    /// (its caller resumes it once the stopped one's locks are free). Not
+    /// for callers.
+    #[wasm_bindgen(js_name = __reopen, skip_typescript)]
+    pub fn reopen(options: JsValue, store: JsValue) -> Result<WowClient, JsValue> {
+        WowClient::opened(&options, Some(store)).map(|(client, _)| client)
     }
 
     /// Sends a command and waits for its wait stage; resolves to the final
@@ -225,6 +249,7 @@ impl WowClient {
             value: JsValue::UNDEFINED,
             on_intent,
             check: None,
+            handle: parts,
         };
         self.start_send(command, entry, &watch, SendMode::Stream);
         Ok(handle)
@@ -481,7 +506,7 @@ impl WowClient {
 
     /// Reads `connect`'s options, opens the store and starts the client's
     /// executor; whether to resume at once.
-    fn opened(options: &JsValue) -> Result<(WowClient, bool), JsValue> {
+    fn opened(options: &JsValue, store: Option<JsValue>) -> Result<(WowClient, bool), JsValue> {
         let parsed = ConnectInput::read(options).map_err(config_error)?;
         if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
             return Err(config_error(text!(
@@ -511,8 +536,11 @@ impl WowClient {
             Some(s) => input::stage(s).map_err(config_error)?,
             None => CommandStage::Processed,
         };
-        let store = open_journal(&parsed.storage, within_ms, &namespace)
-            .map_err(|e| error(&journal_failure(JournalError::Storage(e))))?;
+        let store = match store {
+            Some(store) => store,
+            None => open_journal(&parsed.storage, within_ms, &namespace)
+                .map_err(|e| error(&journal_failure(JournalError::Storage(e))))?,
+        };
         let retry = parsed.retry.unwrap_or_default();
         let base = MachineConfig::default();
         let machine = MachineConfig {

@@ -129,6 +129,8 @@ impl ConnectInput {
             on_event: o.function("onEvent"),
             on_history: o.function("onHistory"),
         };
+        // Read where the module restarts (src/web/instance.js): checked here.
+        let _ = o.function("onRestart");
         o.known();
         o.finish(read)
     }

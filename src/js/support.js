@@ -1,5 +1,6 @@
 import { hold } from "../web/runtime.js";
 import { channelListen } from "../web/executor.js";
+import { holding } from "../web/held.js";
 
 // The JS-side pieces of the API: the typed error class and the result
 // stream handle. Kept in plain JS so `instanceof CommandError` works and
@@ -66,7 +67,7 @@ export function onlyKnown(call, what, object, known) {
 // other: both take the same stream's reader. Its call's end (an abort
 // included: the engine ends it with the `Aborted` error) is `finish`.
 export function makeResultStream() {
-  let controller, settle, open = true;
+  let controller, settle, open = true, forget;
   const stream = new ReadableStream({ start(c) { controller = c; } });
   // Held like every other call's promise (runtime.js): a process waits for the stream's end.
   const outcome = hold(new Promise((resolve) => { settle = resolve; }));
@@ -84,11 +85,42 @@ export function makeResultStream() {
   const finish = (finalOutcome, error) => {
     if (!open) return;
     open = false;
+    forget();
     settle(finalOutcome);
     if (error) controller.error(error); else controller.close();
   };
-  return { handle, push(value) { if (open) controller.enqueue(value); }, finish };
+  const parts = { handle, push(value) { if (open) controller.enqueue(value); }, finish };
+  forget = holding((why) => { const o = restarted(why, parts.intentId); finish(o, new CommandError(o)); });
+  return parts;
 }
+
+// A call's promise and its settlers (`{ promise, resolve, reject }`). When
+// the module's instance stops before the call ends (src/web/instance.js),
+// the call ends then: `send` (`outcome`) resolves to the outcome `unknown`
+// coded `ModuleRestarted`, every other call rejects with that CommandError.
+// The intent (its id is on the call once known) stays in the journal, and
+// the restarted module drives it again.
+export function pendingCall(outcome) {
+  const call = {};
+  call.promise = new Promise((resolve, reject) => {
+    const forget = holding((why) => {
+      const o = restarted(why, call.intentId);
+      if (outcome) resolve(o); else reject(new CommandError(o));
+    });
+    call.resolve = (v) => { forget(); resolve(v); };
+    call.reject = (e) => { forget(); reject(e); };
+  });
+  return call;
+}
+
+function restarted(why, intentId) {
+  const stop = why instanceof Error ? `${why.name}: ${why.message}` : String(why);
+  return { intentId: intentId ?? "", requestId: "", intentKey: null, attempts: 0, result: null,
+    status: "unknown", appended: null, downstreamPending: null, appendedVersion: null, appendedCommandId: null,
+    error: { errorCode: "ModuleRestarted", errorMsg: `the module stopped (${stop}) and restarted`, succeeded: false },
+    reason: "the module stopped while this call waited; the intent is kept in the journal and the restarted module drives it again" };
+}
+
 
 // A call's options: `{ signal, onIntent }` read and checked, or undefined
 // without either. A mistake in them throws a TypeError naming `call` (the

@@ -1,35 +1,56 @@
 // The executor's waits (src/web/executor.rs): how the module waits on the
 // browser without a future of its own. Every wait's end calls back one
 // function of the module's, `f(id, tag, ok, value)`, with the executor's id
-// and the wait's tag. And its channels (src/web/channel.rs).
+// and the wait's tag. And its channels (src/web/channel.rs). A wait of an
+// instance that stopped (instance.js) is not delivered: the fresh one has
+// its own executors.
 import { unref } from "./runtime.js";
+import { generation, holding, live } from "./held.js";
 
 const delay = (ms) => Math.min(Math.max(0, ms), 2147483647);
 
 // `promise` settled: `f(id, tag, true, value)` or `f(id, tag, false, error)`.
 export function settled(promise, f, id, tag) {
-  promise.then((v) => f(id, tag, true, v), (e) => f(id, tag, false, e));
+  const g = generation();
+  promise.then((v) => live(g) && f(id, tag, true, v), (e) => live(g) && f(id, tag, false, e));
 }
 
 // `(value) => f(id, tag, true, value)`: a listener (a channel's message, an
 // `online` event, a signal's abort).
 export function bind(f, id, tag) {
-  return (v) => f(id, tag, true, v);
+  const g = generation();
+  return (v) => { if (live(g)) f(id, tag, true, v); };
 }
 
 // `f(id, tag, true)` after `ms`: the engine's one timer, which keeps no
 // server process alive (a pending call is held by its promise). Returns the
 // timer, for clearTimer.
 export function idleTimer(ms, f, id, tag) {
-  return unref(setTimeout(() => f(id, tag, true), delay(ms)));
+  const g = generation();
+  return unref(setTimeout(() => live(g) && f(id, tag, true), delay(ms)));
 }
 
 export function clearTimer(timer) { if (timer !== undefined) clearTimeout(timer); }
 
+// A lock asked for by this instance (`promise`: its release function, or
+// null or undefined when not granted): let go when the instance stops (its
+// release answering once the lock is free, locks.js), at once if granted
+// after that.
+export function ownLock(promise) {
+  const g = generation();
+  return promise.then((release) => {
+    if (typeof release !== "function") return release;
+    if (!live(g)) { release(); return null; }
+    const forget = holding(release);
+    return () => { forget(); release(); };
+  });
+}
+
 // `f(id, tag, true)` once `signal` aborts (a hostile signal that refuses the
 // listener leaves the wait not abortable rather than failing the call).
 export function onAbort(signal, f, id, tag) {
-  try { signal.addEventListener("abort", () => f(id, tag, true), { once: true }); } catch { /* see above */ }
+  const g = generation();
+  try { signal.addEventListener("abort", () => live(g) && f(id, tag, true), { once: true }); } catch { /* see above */ }
 }
 
 // BroadcastChannel, kept to what the SDK needs (src/web/channel.rs), and the
@@ -46,11 +67,14 @@ const Channel = typeof BroadcastChannel === "function" && ("unref" in BroadcastC
   ? BroadcastChannel : undefined;
 
 export function channelOpen(name) {
-  if (!Channel) return { name };
-  const channel = new Channel(name);
-  // Node.js: an open channel would keep the process alive after its work.
-  if (typeof channel.unref === "function") channel.unref();
-  return { name, channel };
+  const open = { name };
+  if (Channel) {
+    open.channel = new Channel(name);
+    // Node.js: an open channel would keep the process alive after its work.
+    if (typeof open.channel.unref === "function") open.channel.unref();
+  }
+  open.forget = holding(() => channelClose(open));
+  return open;
 }
 
 // An intent's change for other tabs and subscribers (the message's JSON text:
@@ -74,6 +98,7 @@ export function channelAnnounce(open, message) {
 
 export function channelClose(open) {
   open.closed = true;
+  open.forget?.();
   open.channel?.close();
 }
 
@@ -82,17 +107,23 @@ export function channelClose(open) {
 // where there is none. Returns the function that stops it. Node.js: a
 // channel with a listener keeps the process alive (setting `onmessage`
 // refs it), unless it is the SDK's own (`background`), which must not.
+// The module's own ears (`background`) are let go with its instance.
 export function channelListen(name, listener, background) {
+  let stop;
   if (!Channel) {
     if (!local.has(name)) local.set(name, new Set());
     const own = (data) => listener(data);
     local.get(name).add(own);
-    return () => { local.get(name)?.delete(own); };
+    stop = () => { local.get(name)?.delete(own); };
+  } else {
+    const channel = new Channel(name);
+    channel.onmessage = (e) => listener(e.data);
+    if (background && typeof channel.unref === "function") channel.unref();
+    stop = () => channel.close();
   }
-  const channel = new Channel(name);
-  channel.onmessage = (e) => listener(e.data);
-  if (background && typeof channel.unref === "function") channel.unref();
-  return () => channel.close();
+  if (!background) return stop;
+  const forget = holding(stop);
+  return () => { forget(); stop(); };
 }
 // A listener's event (`onEvent`, `onHistory`, `onEscalated`), written by
 // the module as JSON text (src/core/engine/events.rs), delivered after the

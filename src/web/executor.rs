@@ -35,6 +35,15 @@ extern "C" {
     fn clear_timer(timer: &JsValue);
     #[wasm_bindgen(js_name = onAbort)]
     fn on_abort(signal: &JsValue, f: &js_sys::Function, id: u32, tag: u32);
+    /// The lock `promise` asked for, let go with this instance of the module.
+    #[wasm_bindgen(js_name = ownLock)]
+    fn own_lock(promise: &js_sys::Promise) -> js_sys::Promise;
+}
+
+#[wasm_bindgen(module = "/src/web/held.js")]
+extern "C" {
+    /// The module instance's generation (a fresh one after a restart).
+    fn generation() -> u32;
 }
 
 #[wasm_bindgen(module = "/src/web/runtime.js")]
@@ -142,6 +151,9 @@ pub struct CallEntry {
     pub on_intent: Option<js_sys::Function>,
     /// `awaitDownstream`'s own `check`.
     pub check: Option<js_sys::Function>,
+    /// The call's JS side (`pendingCall`'s, a stream's parts): told its
+    /// intent's id, which it ends with if the module stops first.
+    pub handle: JsValue,
 }
 
 /// What an operation in flight is, so its answer can be read.
@@ -232,10 +244,11 @@ impl Executor {
         callbacks: Callbacks,
         settle: SettleFn,
     ) -> Rc<Executor> {
+        // Distinct from every id of a stopped instance's executors.
         let id = NEXT_ID.with(|n| {
             let id = n.get();
-            n.set(id.wrapping_add(1).max(1));
-            id
+            n.set(id.wrapping_add(1).max(1) & 0xF_FFFF);
+            id.max(1) | generation() << 20
         });
         let namespace = engine.config().namespace.clone();
         let f = callback();
@@ -261,6 +274,11 @@ impl Executor {
         });
         EXECUTORS.with(|all| all.borrow_mut().push(executor.clone()));
         executor
+    }
+
+    /// The journal's store (kept for a restart: a memory journal lives in it).
+    pub fn store(&self) -> &JsValue {
+        &self.store
     }
 
     /// The engine, for a call to start something.
@@ -418,7 +436,7 @@ impl Executor {
                     LockKind::Intent if wait_ms == 0 => lock_try(&name),
                     _ => lock_wait(&name, wait_ms as f64),
                 };
-                self.wait(op, &promise, Pending::Lock { kind, name });
+                self.wait(op, &own_lock(&promise), Pending::Lock { kind, name });
             }
             Do::Unlock { lock } => self.unlock(lock),
             Do::Fetch(request) => self.fetch(op, &request),
@@ -455,7 +473,14 @@ impl Executor {
                     .borrow_mut()
                     .iter_mut()
                     .find(|(c, _)| *c == call)
-                    .and_then(|(_, e)| e.on_intent.take());
+                    .and_then(|(_, e)| {
+                        let _ = js_sys::Reflect::set(
+                            &e.handle,
+                            &"intentId".into(),
+                            &JsValue::from_str(&id),
+                        );
+                        e.on_intent.take()
+                    });
                 if let Some(f) = f {
                     // The caller's own failure changes nothing.
                     let _ = f.call1(&JsValue::NULL, &id.into());
@@ -593,7 +618,7 @@ impl Executor {
                 let locked = if !ok || value.is_undefined() {
                     if kind == LockKind::Scope && ok {
                         // No Web Locks: this process's own lock for a scope's places.
-                        let wait = local_lock_wait(&name, f64::from(i32::MAX));
+                        let wait = own_lock(&local_lock_wait(&name, f64::from(i32::MAX)));
                         self.wait(
                             op,
                             &wait,

@@ -8,16 +8,17 @@ export function lockTry(name) {
   const locks = globalThis.navigator && globalThis.navigator.locks;
   if (!locks) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
-    locks
+    const request = locks
       .request(name, { ifAvailable: true }, (lock) => {
         if (!lock) {
           resolve(null);
           return undefined;
         }
-        // Held until the returned promise settles: until release() is called.
-        return new Promise((release) => resolve(() => release()));
-      })
-      .catch(reject);
+        // Held until the returned promise settles: until release() is called
+        // (which answers the request's promise, settled once the lock is free).
+        return new Promise((release) => resolve(() => (release(), request)));
+      });
+    request.catch(reject);
   });
 }
 
@@ -35,12 +36,12 @@ export function lockWait(name, timeoutMs) {
   return new Promise((resolve) => {
     const refused = (e) => { clearTimeout(timer); resolve(e && e.name === "AbortError" ? null : undefined); };
     try {
-      locks
+      const request = locks
         .request(name, { signal: controller.signal }, () => {
           clearTimeout(timer);
-          return new Promise((release) => resolve(() => release()));
-        })
-        .catch(refused);
+          return new Promise((release) => resolve(() => (release(), request)));
+        });
+      request.catch(refused);
     } catch (e) {
       refused(e);
     }

@@ -1,5 +1,6 @@
 // `navigator.onLine` and the `online` event (src/web/network.rs), and the
 // requests sent over the network and their JSON answers (src/web/http.rs).
+import { holding } from "./held.js";
 
 // Whether the runtime reports being online; runtimes without `navigator.onLine`
 // (Node, edge runtimes) always are.
@@ -23,7 +24,9 @@ export function onWake(f, visible) {
   const kind = visible ? "visibilitychange" : "online";
   const g = visible ? () => { if (target.visibilityState === "visible") f(); } : f;
   target?.addEventListener?.(kind, g);
-  return () => target?.removeEventListener?.(kind, g);
+  const stop = () => target?.removeEventListener?.(kind, g);
+  const forget = holding(stop); // let go with the module's instance
+  return () => { forget(); stop(); };
 }
 
 // A request to the gateway, sent in one call (src/web/http.rs): `headers`

@@ -3,7 +3,7 @@
 import init, {
   WowClient, CommandError,
   type Command, type Outcome, type CommandResult, type IntentEvent, type IntentState,
-  type HistoryStatus, type IntentTelemetryEvent, type ConfirmBatchAnswer,
+  type HistoryStatus, type IntentTelemetryEvent, type RestartTelemetryEvent, type ConfirmBatchAnswer,
 } from "../../pkg/index.js";
 import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } from "../../pkg/consumer-web.js";
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
@@ -127,6 +127,7 @@ async function history(): Promise<void> {
   await WowClient.connect({
     baseUrl: "https://gateway.example",
     onEvent: (event) => { void event.requestId; },
+    onRestart: (event: RestartTelemetryEvent) => { const why: string = event.reason; void why; },
     onHistory: (event) => {
       if (event.kind === "historyDown") {
         const since: number = event.since;

@@ -36,7 +36,8 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
 | "BiDeploymentInspectionTimeout";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
-| "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline" | `HttpStatus${number}`;
+| "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline"
+| "ModuleRestarted" | `HttpStatus${number}`;
 /** How a call ended: succeeded, refused (rejected, conflict), or not known yet (unknown, escalated: confirmed later, never resent blindly). */
 export type OutcomeStatus = "succeeded" | "rejected" | "unknown" | "conflict" | "escalated";
 /**
@@ -150,6 +151,11 @@ export interface ConnectOptions {
      * answering again (`client.history` is the same state, read at any time). Delivered as `onEvent`'s.
      */
     onHistory?: (event: HistoryTelemetryEvent) => void;
+    /**
+     * Told when the module stopped (a trap, or the engine's stack ran out inside it) and this client moved
+     * to a fresh instance (`RestartTelemetryEvent`). Delivered as `onEvent`'s.
+     */
+    onRestart?: (event: RestartTelemetryEvent) => void;
     /** Each attempt carries a W3C `traceparent`: the requestId's 32 hex digits as the trace id, a new span id per attempt (the gateway's CORS must allow the header). */
     traceContext?: boolean;
     /** Told once when an intent becomes escalated (its history could not be asked); it then waits on the history probe, and is confirmed when history answers again. */
@@ -200,6 +206,21 @@ export interface HistoryTelemetryEvent {
     nextLookAt?: number;
     failures?: number;
     waiting: number;
+}
+
+/**
+ * The module stopped (a trap, or the engine's stack ran out inside it) and this client moved to a
+ * fresh instance (`connect({ onRestart })`): its waiting calls ended with `ModuleRestarted`, its locks
+ * were let go, and its intents are confirmed and driven again from the journal. `restarts`: how many
+ * in the last minute (at most 5; then calls say why until a minute has passed).
+ */
+export interface RestartTelemetryEvent {
+    version: 1;
+    kind: "restarted";
+    at: number;
+    restarts: number;
+    /** What stopped the module, e.g. "RangeError: Maximum call stack size exceeded". */
+    reason: string;
 }
 
 /** One lifecycle event of an intent this client drives (`connect({ onEvent })`). Nothing secret: no body, no headers but `traceparent`. */

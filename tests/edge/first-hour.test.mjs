@@ -24,7 +24,7 @@ const answering = (status) => new Promise((resolve) => {
 
 const CONNECT_OPTIONS = "baseUrl, namespace, timeoutMs, waitStage, waitTimeoutMs, retry, legacyWaitTimeout, requestId, " +
   "retentionDays, resume, persistStorage, traceContext, callbackTimeoutMs, maxBodyChars, maxBodyDepth, offline, storage, " +
-  "headers, confirm, confirmBatch, onEscalated, checkDownstream, onEvent, onHistory";
+  "headers, confirm, confirmBatch, onEscalated, checkDownstream, onEvent, onHistory, onRestart";
 
 /** connect's refusal of `given`: a TypeError naming connect, never a CommandError (no command was judged). */
 const refused = async (given, message) => {

@@ -1,0 +1,204 @@
+// The module instance's life (src/web/executor.rs): its restart after a
+// trap. An exception that unwinds through the module (a trap, the engine's
+// stack running out inside it) does not restore its shadow-stack pointer,
+// and what it was changing (a RefCell, the allocator) stays half-changed:
+// that instance is never called again. What it held is let go (held.js),
+// its waiting calls end, and a fresh instance of the same compiled module
+// takes every client over from its journal.
+
+import { life, retired } from "./held.js";
+
+let hooks; // the glue's: { reset(), adopt(client, fresh), classes, atOnce }
+const stopped = []; // [what a stopped instance held, why]: let go before a restart
+let releasing = []; // the locks let go of, each settling once free
+const takers = new Map(); // each client's move to a fresh instance, (why, restarts) => …, to the generation it is on
+let moving = false; // whether a client is still to move onto the fresh instance
+let why; // what stopped the last instance, for the clients' move
+const restarts = []; // when each restart was (the last minute's)
+const LIMIT = 5;
+const WINDOW_MS = 60_000;
+
+
+// The glue's exports, each guarded: whatever unwinds through one stops the
+// instance. A thrown value the module returns (a `Result`'s error) is
+// thrown by the glue after the call, so only what unwound through it lands
+// here. The catch calls nothing it needs (the stack may be spent): the
+// restart is scheduled if it can be, else by the method's own end or the
+// next call.
+export function guard(exports) {
+  const guarded = {};
+  for (const name in exports) {
+    const f = exports[name];
+    guarded[name] = typeof f !== "function" ? f : function () {
+      try {
+        return f.apply(this, arguments);
+      } catch (e) {
+        if (!life.dead) { life.dead = e; life.gen++; }
+        soon();
+        throw e;
+      }
+    };
+  }
+  return guarded;
+}
+
+let scheduled = false;
+const deferred = []; // calls made while stopped: { what, run, resolve, reject }
+// The restart, after the current task's stack is gone (the caller may be
+// at its edge), then the calls made meanwhile, each with the whole stack.
+function soon() {
+  if (scheduled || !(life.dead || moving)) return;
+  try {
+    queueMicrotask(() => {
+      scheduled = false;
+      try { restart(); } catch { /* the next call tries */ }
+      for (const call of deferred.splice(0)) {
+        try {
+          if (life.dead || moving) revive(call.what);
+          call.resolve(call.run());
+        } catch (e) {
+          call.reject(e);
+        }
+      }
+    });
+    scheduled = true;
+  } catch { /* no stack left even for this: see above */ }
+}
+
+// A call that answers with a promise, made while the instance is stopped:
+// made after the restart (a call at the stack's edge would stop the fresh
+// one at once). Where not even that can be arranged, it revives at once.
+function later(what, run) {
+  soon();
+  if (!scheduled) {
+    revive(what);
+    return run();
+  }
+  return new Promise((resolve, reject) => deferred.push({ what, run, resolve, reject }));
+}
+
+const outOfStack = (e) => e && (e.name === "RangeError" || e.name === "InternalError");
+
+// Lets go of what stopped instances held, starts a fresh instance and
+// moves every client onto it. Safe to call again where it stopped: a step
+// cut short by the stack's end is taken again next time.
+function restart() {
+  if (life.dead) {
+    const was = retired();
+    if (was) stopped.push([was, life.dead]);
+    while (stopped.length) {
+      const [all, stop] = stopped[0];
+      for (const letGo of all) {
+        try {
+          // A lock's letting go answers when it is free (locks.js).
+          const free = letGo(stop);
+          if (free) releasing.push(free.then(() => {}, () => {}));
+        } catch (e) {
+          if (outOfStack(e)) throw e; // kept, let go by the next try
+        }
+        all.delete(letGo);
+      }
+      stopped.shift();
+    }
+    const now = Date.now();
+    while (restarts.length && restarts[0] <= now - WINDOW_MS) restarts.shift();
+    if (restarts.length >= LIMIT) return;
+    hooks.reset();
+    restarts.push(now);
+    why = life.dead;
+    life.dead = undefined;
+    moving = true;
+  }
+  if (!moving) return;
+  const free = Promise.all(releasing);
+  for (const [take, on] of takers) {
+    if (on === life.gen) continue;
+    let kept;
+    try {
+      kept = take(why, restarts.length, free);
+    } catch (e) {
+      if (outOfStack(e)) throw e; // moved by the next try
+    }
+    if (kept === false) takers.delete(take);
+    else takers.set(take, life.gen);
+  }
+  moving = false;
+  releasing = [];
+}
+
+/** A call into a stopped instance: restarted first, or told why it cannot be. */
+function revive(what) {
+  try { restart(); } catch { /* below */ }
+  if (!life.dead && !moving) return;
+  const message = String(life.dead && life.dead.message || why && why.message || life.dead || why);
+  throw Error(life.dead && restarts.length >= LIMIT
+    ? `${what}: the module stopped ${LIMIT} times within a minute (last: ${message}); it restarts again once a minute has passed, or reload the page`
+    : `${what}: the module stopped (${message}) and could not restart yet; call again`, { cause: life.dead || why });
+}
+
+// Called by the glue once loaded: its reset, its clients' move, and its
+// classes, whose every method revives a stopped instance before it runs
+// (`atOnce`: the methods that answer with something else than a promise;
+// the others wait for the restart).
+export function instanceHooks(h) {
+  hooks = h;
+  for (const C of h.classes) {
+    // `free()` (and `[Symbol.dispose]`) of an object of a stopped instance
+    // only drops it: that instance is never called again.
+    const free = C.prototype.free;
+    const freed = function () {
+      try { restart(); } catch { /* below */ }
+      if (life.dead || moving) return void this.__destroy_into_raw();
+      return free.apply(this, arguments);
+    };
+    if (free) C.prototype.free = freed;
+    if (free && Symbol.dispose && C.prototype[Symbol.dispose] === free) C.prototype[Symbol.dispose] = freed;
+    for (const target of [C, C.prototype]) {
+      for (const name of Object.getOwnPropertyNames(target)) {
+        const d = Object.getOwnPropertyDescriptor(target, name);
+        const what = `${C.name}.${name}`;
+        const wrap = (f) => function () {
+          // A freed object's method would reach the module with no object (it throws through it).
+          if (this !== C && this && this.__wbg_ptr === 0) throw Error(`${what}: the object was freed`);
+          if (life.dead || moving) {
+            if (!h.atOnce.includes(name) && !d.get) return later(what, () => f.apply(this, arguments));
+            revive(what);
+          }
+          try {
+            return f.apply(this, arguments);
+          } finally {
+            if (life.dead || moving) soon();
+          }
+        };
+        if (name.startsWith("__") || name === "constructor" || name === "free") continue;
+        if (typeof d.value === "function") d.value = wrap(d.value);
+        else if (d.get) d.get = wrap(d.get);
+        else continue;
+        Object.defineProperty(target, name, d);
+      }
+    }
+  }
+}
+
+// A client moves to a fresh instance when its own stops: it
+// is opened again over the same store (a memory journal too) with the same
+// options, `onRestart` is told, and once the locks the stopped instance held
+// are free its intents are confirmed and driven again (`resume`, each under
+// its lock). A client freed or collected is left behind.
+export function carry(client, options, store) {
+  // Where there is no WeakRef, the client is kept as long as the page.
+  const ref = typeof WeakRef === "function" ? new WeakRef(client) : { deref: () => client };
+  takers.set((why, restarts, free) => {
+    const c = ref.deref();
+    if (!c || !c.__wbg_ptr) return false;
+    hooks.adopt(c, c.constructor.__reopen(options, store));
+    free.then(() => c.__wbg_ptr && c.resume()).catch(() => { /* each intent stays in the journal */ });
+    try {
+      const onRestart = options.onRestart;
+      if (typeof onRestart === "function") {
+        Promise.resolve(onRestart({ version: 1, kind: "restarted", at: Date.now(), restarts,
+          reason: why instanceof Error ? `${why.name}: ${why.message}` : String(why) })).catch(() => {});
+      }
+    } catch { /* the listener's own failure */ }
+  }, life.gen);
+}

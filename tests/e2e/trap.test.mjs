@@ -1,0 +1,148 @@
+// A trap never kills the client (src/web/instance.js), in Chromium, Firefox,
+// WebKit and Node against the gateway. An app deep in its own recursion
+// calls the client with little stack left, as a deep component tree or a
+// recursive reducer would, until one call runs out of stack inside the
+// module: that instance stops. Meanwhile an intent is in flight (the
+// gateway holds its answer), its lock held. Then: the waiting call
+// settles (ModuleRestarted, or its real outcome); `onRestart` tells the
+// restart; the intent is driven by the fresh instance (which could not
+// take its lock had the stopped one kept it) and lands once; the next
+// send on the same client object succeeds; every intent the sweep started
+// lands at most once. Node's client keeps a memory journal across it.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createAccount as createAccountOn, startGateway, root } from "../support/gateway.mjs";
+import { engines, launch, ready } from "../support/engines.mjs";
+
+let gateway;
+before(async () => { gateway = await startGateway({ www: true, quiet: true }); });
+after(async () => { await gateway?.stop(); });
+
+const unique = (prefix) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+
+// Runs in the page (or in Node, with `self` the global): sets up `self.trap`.
+function setup() {
+  self.lock = (id, extra = {}) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1, note: "at the edge" }, ...extra });
+  // Recurses until the stack runs out, then calls `client.send` in each
+  // frame's catch on the way back up, from ever more stack left, until a
+  // call goes through: one of them runs out inside the module, where it
+  // stops (`onRestart` says so). Frames of three sizes, for a finer step.
+  self.trap = async (client, restarted, target) => {
+    const started = [];
+    let refused = 0;
+    const call = () => {
+      const p = client.send(self.lock(target));
+      started.push(p.then((o) => [o.status, o.error?.errorCode ?? null], (e) => ["rejected", e.code ?? e.message]));
+      return 0;
+    };
+    const edges = [
+      function e0() { try { return e0(); } catch { refused++; return call(); } },
+      function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { refused++; return call(); } },
+      function e2() { const x = refused, y = x + 1; try { return e2() + x + y; } catch { refused++; return call(); } },
+    ];
+    let round = 0;
+    for (; round < 60 && !restarted(); round++) {
+      try { edges[round % 3](0, 0, 0); } catch { /* every frame refused */ }
+      await null;
+      await null;
+    }
+    return { at: restarted() ? round : null, refused, started: (await Promise.all(started)).length };
+  };
+
+  // What the page or process does, given `client` and its restart events `restarts`.
+  self.scenario = async (client, restarts, held, other) => {
+    self.outcome = undefined;
+    let intentId;
+    client.sendAndWait(self.lock(held), { onIntent: (id) => { intentId = id; } })
+      .then((r) => { self.outcome = { ok: true, requestId: r.requestId }; },
+        (e) => { self.outcome = { ok: false, code: e.code, outcome: e.outcome, intentId: e.intentId, at: Date.now() }; });
+    for (let i = 0; i < 200 && !intentId; i++) await new Promise((r) => setTimeout(r, 10));
+    const sweep = await self.trap(client, () => restarts.length > 0, other);
+    const stoppedAt = Date.now();
+    for (let i = 0; i < 300 && !self.outcome; i++) await new Promise((r) => setTimeout(r, 10));
+    const waited = self.outcome;
+    // The in-flight intent is driven again by the fresh instance, under its lock.
+    let record;
+    for (let i = 0; i < 300; i++) {
+      record = (await client.intents()).find((r) => r.intentId === intentId);
+      if (record?.state === "succeeded") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const next = await client.sendAndWait(self.lock(other));
+    const all = (await client.intents()).map((r) => [r.aggregate.aggregateId, r.requestId, r.state]);
+    return { sweep, waited, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
+      requestId: record?.requestId, next: next.succeeded, restarts: restarts.map((e) => [e.kind, e.reason]), all };
+  };
+}
+
+async function check(r, held) {
+  assert.ok(r.sweep.at !== null, `the sweep stopped the module (${JSON.stringify(r.sweep)})`);
+  assert.ok(r.restarts.length >= 1 && r.restarts[0][0] === "restarted", JSON.stringify(r.restarts));
+  assert.ok(r.waited, "the call waiting on the held intent settled");
+  if (!r.waited.ok) {
+    assert.equal(r.waited.code, "ModuleRestarted");
+    assert.equal(r.waited.outcome, "unknown");
+    assert.equal(r.waited.intentId, r.intentId, "the error names the kept intent");
+    assert.ok(r.settledWithinMs < 2_000, `settled ${r.settledWithinMs} ms after the restart`);
+  }
+  assert.equal(r.state, "succeeded", "the fresh instance took the intent's lock and finished it");
+  assert.equal(r.next, true, "the next send on the same client succeeded");
+  await gateway.idle();
+  assert.equal(await gateway.stored("account", held, r.requestId), 1, "the held intent landed once");
+  for (const [id, requestId] of r.all) {
+    assert.ok((await gateway.stored("account", id, requestId)) <= 1, `${requestId} landed at most once`);
+  }
+}
+
+for (const engine of engines) {
+  test(`${engine}: a trap at the stack's edge stops only that instance; the client goes on`, { timeout: 180_000 }, async (t) => {
+    if (!ready(t, engine)) return;
+    const browser = await launch(engine);
+    try {
+      const [held, other] = [await createAccountOn(gateway.base, "trap"), await createAccountOn(gateway.base, "trap")];
+      await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 1 }] });
+      const page = await browser.newPage();
+      await page.goto(`${gateway.base}/pkg/index.js`);
+      await page.evaluate(setup);
+      await page.evaluate(async (ns) => {
+        const { default: init, WowClient } = await import("/pkg/index.js");
+        await init();
+        window.restarts = [];
+        window.client = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000,
+          retry: { baseMs: 50 }, onRestart: (e) => { window.restarts.push(e); } });
+      }, unique("trap"));
+      // Started in the page and watched from here: WebKit's driver runs one script at a time.
+      await page.evaluate(({ held, other }) => {
+        window.scenario(window.client, window.restarts, held, other)
+          .then((r) => { window.result = r; }, (e) => { window.result = { error: `${e}\n${e && e.stack}` }; });
+      }, { held, other });
+      const r = await page.waitFor(() => window.result, null, 120_000);
+      if (process.env.TRAP_DEBUG) console.log(JSON.stringify(r));
+      assert.ok(!r.error, r.error);
+      await check(r, held);
+      await page.close();
+    } finally {
+      await gateway.faults("DELETE");
+      await browser.close();
+    }
+  });
+}
+
+test("node: a trap at the stack's edge; the memory journal and the client go on", { timeout: 120_000 }, async () => {
+  const [held, other] = [await createAccountOn(gateway.base, "trap"), await createAccountOn(gateway.base, "trap")];
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 1 }] });
+  try {
+    globalThis.self ??= globalThis;
+    setup();
+    const { WowClient } = await import(`${root}/pkg/node.js`);
+    const restarts = [];
+    const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("trap"),
+      timeoutMs: 8_000, retry: { baseMs: 50 }, onRestart: (e) => { restarts.push(e); } });
+    const r = await self.scenario(client, restarts, held, other);
+    if (process.env.TRAP_DEBUG) console.log(JSON.stringify(r));
+    await check(r, held);
+    client.free();
+  } finally {
+    await gateway.faults("DELETE");
+  }
+});
