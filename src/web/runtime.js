@@ -20,12 +20,26 @@ export function sleepMs(ms, idle) {
 // Every pending call keeps a server process alive until it settles, as a
 // pending fetch would, whatever it waits on inside (an unref'd timer, the
 // history probe): one ref'd timer while any call is pending. Browsers keep
-// their pages alive anyway.
-let pending = 0, alive;
+// their pages alive anyway. `hold` is called from the module, perhaps with
+// the stack nearly spent (the module then stops): it only counts, and the
+// timer is made or cleared in a microtask, with the whole stack, so that no
+// timer half-made there holds the process for ever.
+let pending = 0, alive, syncing;
+function changed() {
+  if (!syncing) queueMicrotask(() => {
+    syncing = false;
+    clearInterval(alive);
+    alive = pending ? setInterval(() => {}, 1 << 30) : undefined;
+  });
+  syncing = true;
+}
 export function hold(promise) {
-  if (pending++ === 0) alive = setInterval(() => {}, 1 << 30);
-  const done = () => { if (--pending === 0) clearInterval(alive); };
+  let counted;
+  const done = () => counted && (pending--, changed());
   promise.then(done, done);
+  changed();
+  pending++;
+  counted = true;
   return promise;
 }
 

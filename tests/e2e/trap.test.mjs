@@ -146,3 +146,34 @@ test("node: a trap at the stack's edge; the memory journal and the client go on"
     await gateway.faults("DELETE");
   }
 });
+
+// A caller that stays at the stack's edge: each call that stops the module
+// costs a restart, up to five a minute; then every call says so (it never
+// hangs), and the process still ends once its work is done. The first
+// version of the restart left a timer there: `hold` made it at the edge,
+// where the stack ran out halfway through, and the process never ended.
+test("node: a caller that stays at the edge: restarts are bounded, calls say why, the process ends", { timeout: 60_000 }, async () => {
+  const { execFile } = await import("node:child_process");
+  const script = `
+    const { WowClient } = await import(${JSON.stringify(`${root}/pkg/node.js`)});
+    const client = await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: "edge" });
+    const command = { aggregate: { resource: "account", id: "a" }, action: "lock_amount", body: { amount: 1 } };
+    const call = () => { client.send(command).catch(() => {}); return 0; };
+    const edges = [
+      function e0() { try { return e0(); } catch { return call(); } },
+      function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { return call(); } },
+      function e2() { const x = 1, y = x + 1; try { return e2() + x + y; } catch { return call(); } },
+    ];
+    for (let i = 0; i < 90; i++) { try { edges[i % 3](0, 0, 0); } catch {} await null; }
+    const last = await client.intents().then(() => "answered", (e) => e.message);
+    console.log(JSON.stringify({ last, at: Date.now() }));`;
+  const began = Date.now();
+  const { stdout, code } = await new Promise((resolve) => {
+    execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 30_000 },
+      (error, stdout) => resolve({ stdout, code: error ? error.code ?? error.signal : 0 }));
+  });
+  assert.equal(code, 0, "the process ended by itself");
+  const { last, at } = JSON.parse(stdout.trim().split("\n").pop());
+  assert.match(last, /^WowClient\.intents: the module stopped 5 times within a minute \(last: .+\); it restarts again once a minute has passed, or reload the page$/);
+  assert.ok(Date.now() - at < 10_000, `ended ${Date.now() - at} ms after its last call (${Date.now() - began} ms in all)`);
+});
