@@ -93,14 +93,19 @@ const progress = (line) => process.stderr.write(`chaos ${ENGINE}: ${line}\n`);
 let runs = 0;
 async function watched(page, fn, arg, ms) {
   const key = `run-${runs++}`;
-  await page.evaluate(({ key, fn, arg }) => {
+  // The page's load this call runs in: a call of an earlier load (the page
+  // reloaded meanwhile) is told apart even after a later call made the
+  // table again.
+  const load = await page.evaluate(({ key, fn, arg }) => {
     const ended = (window.chaosCalls ??= {});
+    window.chaosLoad ??= Math.random().toString(36).slice(2);
     Promise.resolve().then(() => (0, eval)(`(${fn})`)(arg)).then(
       (value) => { ended[key] = { value: value === undefined ? null : value }; },
       (e) => { ended[key] = { threw: String((e && e.stack) || e) }; });
-    return true;
+    return window.chaosLoad;
   }, { key, fn: String(fn), arg: arg ?? null });
-  return page.waitFor((key) => (window.chaosCalls ? window.chaosCalls[key] ?? null : { reloaded: true }), key, ms);
+  return page.waitFor(({ key, load }) => (window.chaosLoad === load ? window.chaosCalls[key] ?? null : { reloaded: true }),
+    { key, load }, ms);
 }
 
 /**
