@@ -12,6 +12,7 @@ const worker = !params.has("noworker");
 // `?trace`: the last 300 lifecycle and history events in `demo.events`, for
 // a test to show what a page was doing when something did not settle.
 const events = [];
+const restarts = []; // each restart of the module (onRestart)
 const trace = params.has("trace") ? (e) => { events.push(e); if (events.length > 300) events.shift(); } : null;
 const $ = (id) => document.getElementById(id);
 const status = (text) => { $("status").textContent = text; };
@@ -36,6 +37,8 @@ const client = await WowClient.connect({
   retry: { baseMs: 200, maxConfirms: 3 },
   persistStorage: true,
   onHistory: (e) => { trace?.(e); probe(); },
+  // The module stopped (a trap) and this client moved to a fresh instance.
+  onRestart: (e) => { restarts.push(e); trace?.(e); },
   ...(trace ? { onEvent: trace } : {}),
 });
 // Asked at connect, never awaited: Firefox answers only when the user
@@ -282,7 +285,7 @@ $("history-account").addEventListener("change", refreshHistory);
 
 // ----------------------------------------------------------- after a load
 
-window.demo = { client, resume: () => client.resume(), namespace, events };
+window.demo = { client, resume: () => client.resume(), namespace, events, restarts };
 // The Service Worker (www/sw.js) drives what a closed tab left unresolved;
 // what it last finished is shown here.
 if (worker) {

@@ -1,8 +1,10 @@
 // A Jepsen-style set test: many business intents through the SDK in real
 // browser pages (Chromium, Firefox or WebKit: `--engine`), against the test
 // gateway in seeded random fault mode, with page reloads, two pages sharing
-// one storage, kill -9 of the gateway, callers that abort their wait, and
-// periods offline. Then every page resumes until quiet, and a checker reads
+// one storage, kill -9 of the gateway, callers that abort their wait,
+// periods offline, and traps: a page's caller runs out of stack inside the
+// module, which stops and restarts (src/web/instance.js) while calls are in
+// flight. Then every page resumes until quiet, and a checker reads
 // the history (the gateway's query API and, independently, its SQLite file).
 //
 // The pages reach the gateway through a link that can be cut
@@ -16,7 +18,7 @@
 // first written (their places, `scopeSeq`).
 //
 //   node tests/chaos/chaos.mjs --intents 1000 --seed 7 [--engine chromium|firefox|webkit]
-//     [--kills 2] [--reloads 4] [--aborts 0.1] [--offline 2] [--scoped 0.3] [--out FILE]
+//     [--kills 2] [--reloads 4] [--aborts 0.1] [--offline 2] [--scoped 0.3] [--traps 2] [--out FILE]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,6 +39,8 @@ const OFFLINE = Number(args.offline ?? 2);
 // The share of updates sent in their account's scope.
 const SCOPED = Number(args.scoped ?? 0.3);
 const ENGINE = args.engine ?? "chromium";
+// How many times a page's caller makes the module trap mid-workload.
+const TRAPS = Number(args.traps ?? 2);
 const dbDir = mkdtempSync(join(tmpdir(), "wow-chaos-"));
 const db = join(dbDir, "events.sqlite");
 
@@ -176,6 +180,7 @@ async function ensureReady(page) {
  */
 let unsettled = 0;
 async function call(page, { command, stream, abortAfterMs }) {
+  const began = Date.now();
   const ended = await watched(page, ({ command, stream, abortAfterMs }) => {
     const c = window.demo.client;
     // A caller that gives up waiting: the intent goes on without it.
@@ -190,7 +195,8 @@ async function call(page, { command, stream, abortAfterMs }) {
   if (ended === null) {
     // A call that does not settle is a defect even where a retry hides it.
     unsettled++;
-    progress(`a call did not settle within 120 s; the journal and history as the pages see them: ${
+    progress(`a call did not settle within 120 s (${command.body.op ?? "?"}${stream ? ", a stage stream" : ""}, started ${
+      new Date(began).toISOString()}, ${traps} traps before); the journal and history as the pages see them: ${
       JSON.stringify(await journalNow().catch((e) => String(e)))}`);
   }
   return ended?.value ?? null;
@@ -226,6 +232,7 @@ for (let i = 0; i < N; i++) {
 const killAt = new Set(Array.from({ length: KILLS }, (_, k) => Math.floor(((k + 1) * N) / (KILLS + 1))));
 const reloadAt = new Set(Array.from({ length: RELOADS }, () => Math.floor(rand() * N)));
 const offlineAt = new Map(Array.from({ length: OFFLINE }, () => [Math.floor(rand() * N), 300 + Math.floor(rand() * 1500)]));
+const trapAt = new Set(Array.from({ length: TRAPS }, () => Math.floor(rand() * N)));
 // While the context is offline, no page reloads and the gateway is not
 // killed (a reload offline cannot load the page at all).
 let online = Promise.resolve();
@@ -242,7 +249,34 @@ async function goOffline(ms) {
 const started = new Set();
 const answered = new Map(); // op → requestId of an outcome the caller received
 let reissuedInline = 0;
-let next = 0, reloads = 0, kills = 0;
+let next = 0, reloads = 0, kills = 0, traps = 0, trapsMissed = 0;
+
+/**
+ * A caller deep in its own recursion: it recurses until the stack runs
+ * out, then calls `send` from each frame on the way back up, from ever more
+ * stack, until a call goes through; one runs out inside the module, which
+ * stops and restarts. The command is refused (no aggregate resource) after
+ * its body is read, so the sweep writes no intent. True when the page's
+ * client restarted.
+ */
+async function trap(page) {
+  return inPage(page, "a trap", async () => {
+    const before = window.demo.restarts.length;
+    const nested = (n) => (n === 0 ? { leaf: "x".repeat(64) } : { n, list: [nested(n - 1)] });
+    const command = { aggregate: {}, action: "lock_amount", body: nested(8) };
+    const call = () => { window.demo.client.send(command).catch(() => {}); return 0; };
+    const edges = [
+      function e0() { try { return e0(); } catch { return call(); } },
+      function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { return call(); } },
+      function e2() { const x = before, y = x + 1; try { return e2() + x + y; } catch { return call(); } },
+    ];
+    for (let round = 0; round < 60 && window.demo.restarts.length === before; round++) {
+      try { edges[round % 3](0, 0, 0); } catch { /* every frame refused */ }
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    return window.demo.restarts.length > before;
+  }, null, 60_000);
+}
 
 async function worker(p) {
   while (next < ops.length) {
@@ -250,6 +284,10 @@ async function worker(p) {
     if (i % 25 === 0) progress(`intent ${i} of ${ops.length}`);
     if (offlineAt.has(i)) void goOffline(offlineAt.get(i));
     if (killAt.has(i)) { await online; kills++; await killGateway(); }
+    if (trapAt.has(i)) {
+      if (await trap(pages[p])) traps++; else trapsMissed++;
+      progress(`trap ${traps + trapsMissed} in page ${p} at ${new Date().toISOString()}`);
+    }
     if (reloadAt.has(i)) {
       await online;
       reloads++;
@@ -354,7 +392,7 @@ const report = {
   retries: records.reduce((n, r) => n + Math.max(0, r.attempts.length - 1), 0),
   confirmed: records.filter((r) => r.attempts.some((a) => a.outcome && a.outcome.unknown !== undefined)).length,
   faultsFired: fired, reloads, gatewayKills: kills, resumeRounds: rounds + 1, reissued: reissued + reissuedInline,
-  abortedWaits: aborted, abortedBeforeSend, offlinePeriods, unsettled,
+  abortedWaits: aborted, abortedBeforeSend, offlinePeriods, unsettled, traps, trapsMissed,
 };
 await browser.close();
 await link.close();
@@ -376,13 +414,15 @@ const rows = [
   ["gateway kill -9", report.gatewayKills], ["resume rounds", report.resumeRounds],
   ["callers that aborted their wait (before anything was sent)", `${report.abortedWaits} (${report.abortedBeforeSend})`],
   ["offline periods", report.offlinePeriods],
+  ["traps that stopped the module (must be all tried)", `${report.traps} of ${report.traps + report.trapsMissed}`],
   ["calls re-issued (interrupted before the journal)", report.reissued],
   ...Object.entries(fired).sort().map(([k, v]) => [`fault fired: ${k}`, v]),
 ];
 const width = Math.max(...rows.map(([k]) => k.length));
 console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n"));
 if (args.out) writeFileSync(args.out, JSON.stringify(report, null, 2));
+// A trap that did not stop the module tested nothing: the run fails.
 const violations = report.duplicates + report.sqliteDuplicates + report.lost + report.forgotten + report.phantom +
-  report.requestIdsPerIntentViolations + report.unresolved + report.outOfOrder + report.unsettled;
+  report.requestIdsPerIntentViolations + report.unresolved + report.outOfOrder + report.unsettled + report.trapsMissed;
 console.log(violations === 0 ? "chaos: 1 passed, 0 failed" : "chaos: 0 passed, 1 failed");
 process.exit(violations === 0 ? 0 : 1);

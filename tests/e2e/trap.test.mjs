@@ -56,11 +56,17 @@ function setup() {
     client.sendAndWait(self.lock(held), { onIntent: (id) => { intentId = id; } })
       .then((r) => { self.outcome = { ok: true, requestId: r.requestId }; },
         (e) => { self.outcome = { ok: false, code: e.code, outcome: e.outcome, intentId: e.intentId, at: Date.now() }; });
+    // A stage stream in flight too (the gateway holds its answer as well).
+    self.streamed = undefined;
+    const stream = client.sendAndWaitStream(self.lock(held));
+    stream.outcome.then((o) => { self.streamed = { status: o.status, code: o.error?.errorCode ?? null }; });
     for (let i = 0; i < 200 && !intentId; i++) await new Promise((r) => setTimeout(r, 10));
     const sweep = await self.trap(client, () => restarts.length > 0, other);
     const stoppedAt = Date.now();
     for (let i = 0; i < 300 && !self.outcome; i++) await new Promise((r) => setTimeout(r, 10));
     const waited = self.outcome;
+    for (let i = 0; i < 300 && !self.streamed; i++) await new Promise((r) => setTimeout(r, 10));
+    const streamed = self.streamed;
     // The in-flight intent is driven again by the fresh instance, under its lock.
     let record;
     for (let i = 0; i < 300; i++) {
@@ -70,7 +76,7 @@ function setup() {
     }
     const next = await client.sendAndWait(self.lock(other));
     const all = (await client.intents()).map((r) => [r.aggregate.aggregateId, r.requestId, r.state]);
-    return { sweep, waited, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
+    return { sweep, waited, streamed, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
       requestId: record?.requestId, next: next.succeeded, restarts: restarts.map((e) => [e.kind, e.reason]), all };
   };
 }
@@ -85,6 +91,8 @@ async function check(r, held) {
     assert.equal(r.waited.intentId, r.intentId, "the error names the kept intent");
     assert.ok(r.settledWithinMs < 2_000, `settled ${r.settledWithinMs} ms after the restart`);
   }
+  assert.ok(r.streamed, "the stage stream in flight ended");
+  assert.ok(r.streamed.status === "succeeded" || r.streamed.code === "ModuleRestarted", JSON.stringify(r.streamed));
   assert.equal(r.state, "succeeded", "the fresh instance took the intent's lock and finished it");
   assert.equal(r.next, true, "the next send on the same client succeeded");
   await gateway.idle();
@@ -100,7 +108,7 @@ for (const engine of engines) {
     const browser = await launch(engine);
     try {
       const [held, other] = [await createAccountOn(gateway.base, "trap"), await createAccountOn(gateway.base, "trap")];
-      await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 1 }] });
+      await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 2 }] });
       const page = await browser.newPage();
       await page.goto(`${gateway.base}/pkg/index.js`);
       await page.evaluate(setup);
@@ -130,7 +138,7 @@ for (const engine of engines) {
 
 test("node: a trap at the stack's edge; the memory journal and the client go on", { timeout: 120_000 }, async () => {
   const [held, other] = [await createAccountOn(gateway.base, "trap"), await createAccountOn(gateway.base, "trap")];
-  await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 1 }] });
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 2 }] });
   try {
     globalThis.self ??= globalThis;
     setup();
