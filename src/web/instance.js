@@ -12,6 +12,10 @@ let hooks; // the glue's: { reset(), adopt(client, fresh), classes, atOnce }
 const stopped = []; // [what a stopped instance held, why]: let go before a restart
 let releasing = []; // the locks let go of, each settling once free
 const takers = new Map(); // each client's move to a fresh instance, (why, restarts) => …, to the generation it is on
+const takerOf = new WeakMap(); // client -> its move, forgotten when it is freed
+// A client collected without free(): its move (which holds its options and
+// its store) is forgotten too.
+const collected = typeof FinalizationRegistry === "function" ? new FinalizationRegistry((take) => takers.delete(take)) : undefined;
 let moving = false; // whether a client is still to move onto the fresh instance
 let why; // what stopped the last instance, for the clients' move
 const restarts = []; // when each restart was (the last minute's)
@@ -147,6 +151,7 @@ export function instanceHooks(h) {
     // only drops it: that instance is never called again.
     const free = C.prototype.free;
     const freed = function () {
+      takers.delete(takerOf.get(this));
       try { restart(); } catch { /* below */ }
       if (life.dead || moving) return void this.__destroy_into_raw();
       return free.apply(this, arguments);
@@ -186,9 +191,10 @@ export function instanceHooks(h) {
 // are free its intents are confirmed and driven again (`resume`, each under
 // its lock). A client freed or collected is left behind.
 export function carry(client, options, store) {
-  // Where there is no WeakRef, the client is kept as long as the page.
-  const ref = typeof WeakRef === "function" ? new WeakRef(client) : { deref: () => client };
-  takers.set((why, restarts, free) => {
+  // Where there is no WeakRef, the client is kept as long as the page. No
+  // closure here may name `client`: it would hold it (and its store) for good.
+  const ref = typeof WeakRef === "function" ? new WeakRef(client) : { o: client, deref() { return this.o; } };
+  const take = (why, restarts, free) => {
     const c = ref.deref();
     if (!c || !c.__wbg_ptr) return false;
     hooks.adopt(c, c.constructor.__reopen(options, store));
@@ -200,5 +206,8 @@ export function carry(client, options, store) {
           reason: why instanceof Error ? `${why.name}: ${why.message}` : String(why) })).catch(() => {});
       }
     } catch { /* the listener's own failure */ }
-  }, life.gen);
+  };
+  takers.set(take, life.gen);
+  takerOf.set(client, take);
+  collected?.register(client, take);
 }

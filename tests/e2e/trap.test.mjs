@@ -185,3 +185,26 @@ test("node: a caller that stays at the edge: restarts are bounded, calls say why
   assert.match(last, /^WowClient\.intents: the module stopped 5 times within a minute \(last: .+\); it restarts again once a minute has passed, or reload the page$/);
   assert.ok(Date.now() - at < 10_000, `ended ${Date.now() - at} ms after its last call (${Date.now() - began} ms in all)`);
 });
+
+// A client's move to a fresh instance is kept beside the instance; it must
+// not keep the client, its options or its store once the app lets go of it
+// (hot reload and React's StrictMode connect and free clients over and over).
+test("node: a client freed, or dropped without free(), is not kept for a restart", { timeout: 60_000 }, async () => {
+  const { setFlagsFromString } = await import("node:v8");
+  const { runInNewContext } = await import("node:vm");
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  const { WowClient } = await import(`${root}/pkg/node.js`);
+  const tick = () => new Promise((r) => setTimeout(r, 10));
+  for (const mode of ["free", "drop"]) {
+    let options = { baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: unique("kept") };
+    let client = await WowClient.connect(options);
+    await client.intents();
+    const refs = [new WeakRef(options), new WeakRef(client)];
+    if (mode === "free") client.free();
+    client = null;
+    options = null;
+    for (let i = 0; i < 20 && refs.some((r) => r.deref()); i++) { await tick(); gc(); }
+    assert.deepEqual(refs.map((r) => r.deref() === undefined), [true, true], `${mode}: the options and the client were collected`);
+  }
+});
