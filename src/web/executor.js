@@ -5,7 +5,7 @@
 // instance that stopped (instance.js) is not delivered: the fresh one has
 // its own executors.
 import { unref } from "./runtime.js";
-import { generation, holding, live } from "./held.js";
+import { generation, live, owned } from "./held.js";
 
 const delay = (ms) => Math.min(Math.max(0, ms), 2147483647);
 
@@ -41,8 +41,7 @@ export function ownLock(promise) {
   return promise.then((release) => {
     if (typeof release !== "function") return release;
     if (!live(g)) { release(); return null; }
-    const forget = holding(release);
-    return () => { forget(); release(); };
+    return owned(release);
   });
 }
 
@@ -73,7 +72,10 @@ export function channelOpen(name) {
     // Node.js: an open channel would keep the process alive after its work.
     if (typeof open.channel.unref === "function") open.channel.unref();
   }
-  open.forget = holding(() => channelClose(open));
+  open.close = owned(() => {
+    open.closed = true;
+    open.channel?.close();
+  });
   return open;
 }
 
@@ -97,9 +99,7 @@ export function channelAnnounce(open, message) {
 }
 
 export function channelClose(open) {
-  open.closed = true;
-  open.forget?.();
-  open.channel?.close();
+  open.close();
 }
 
 // Hears every announcement on `name`: this runtime's clients, other tabs and
@@ -121,9 +121,7 @@ export function channelListen(name, listener, background) {
     if (background && typeof channel.unref === "function") channel.unref();
     stop = () => channel.close();
   }
-  if (!background) return stop;
-  const forget = holding(stop);
-  return () => { forget(); stop(); };
+  return background ? owned(stop) : stop;
 }
 // A listener's event (`onEvent`, `onHistory`, `onEscalated`), written by
 // the module as JSON text (src/core/engine/events.rs), delivered after the

@@ -15,11 +15,17 @@ export function generation() { return life.gen; }
 /** Whether a wait started under generation `g` may be delivered. */
 export const live = (g) => g === life.gen && !life.dead;
 
-/** Keeps `letGo(why)` until the instance stops (it is then called) or the returned function is. */
+/** Keeps `letGo(why)` until the instance stops (it is then called, `why` what stopped it as text) or the returned function is. */
 export function holding(letGo) {
   const of = held;
   of.add(letGo);
   return () => of.delete(letGo);
+}
+
+/** `letGo` kept as `holding` keeps it; the function returned lets go now instead (what `letGo` answers). */
+export function owned(letGo) {
+  const forget = holding(letGo);
+  return () => { forget(); return letGo(); };
 }
 
 /** What a stopped instance held (once: later, nothing), the live one starting afresh. */

@@ -1,6 +1,6 @@
 // `navigator.onLine` and the `online` event (src/web/network.rs), and the
 // requests sent over the network and their JSON answers (src/web/http.rs).
-import { holding } from "./held.js";
+import { owned } from "./held.js";
 
 // Whether the runtime reports being online; runtimes without `navigator.onLine`
 // (Node, edge runtimes) always are.
@@ -24,9 +24,8 @@ export function onWake(f, visible) {
   const kind = visible ? "visibilitychange" : "online";
   const g = visible ? () => { if (target.visibilityState === "visible") f(); } : f;
   target?.addEventListener?.(kind, g);
-  const stop = () => target?.removeEventListener?.(kind, g);
-  const forget = holding(stop); // let go with the module's instance
-  return () => { forget(); stop(); };
+  // Let go with the module's instance.
+  return owned(() => target?.removeEventListener?.(kind, g));
 }
 
 // A request to the gateway, sent in one call (src/web/http.rs): `headers`
