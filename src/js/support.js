@@ -113,14 +113,9 @@ export function pendingCall(outcome) {
   return call;
 }
 
-function restarted(why, intentId) {
-  const stop = why instanceof Error ? `${why.name}: ${why.message}` : String(why);
-  return { intentId: intentId ?? "", requestId: "", intentKey: null, attempts: 0, result: null,
-    status: "unknown", appended: null, downstreamPending: null, appendedVersion: null, appendedCommandId: null,
-    error: { errorCode: "ModuleRestarted", errorMsg: `the module stopped (${stop}) and restarted`, succeeded: false },
-    reason: "the module stopped while this call waited; the intent is kept in the journal and the restarted module drives it again" };
-}
-
+// `why`: what stopped the module, as text (instance.js).
+const restarted = (why, intentId) => unknown(intentId ?? "", null, "ModuleRestarted", `the module stopped (${why}) and restarted`,
+  "the module stopped while this call waited; the intent is kept in the journal and the restarted module drives it again");
 
 // A call's options: `{ signal, onIntent }` read and checked, or undefined
 // without either. A mistake in them throws a TypeError naming `call` (the
@@ -170,10 +165,15 @@ export function abortable(promise, signal) {
 
 // The `Aborted` error of a signal aborted before the call began: nothing written, nothing sent.
 function abortedAlready() {
-  return new CommandError({ intentId: "", requestId: "", intentKey: null, attempts: 0, result: null,
-    status: "unknown", appended: false, downstreamPending: null, appendedVersion: null, appendedCommandId: null,
-    error: { errorCode: "Aborted", errorMsg: "the caller's wait was aborted", succeeded: false },
-    reason: "aborted before anything was sent; the intent is still driven" });
+  return new CommandError(unknown("", false, "Aborted", "the caller's wait was aborted",
+    "aborted before anything was sent; the intent is still driven"));
+}
+
+// The outcome `unknown` of a call that ended in this module, with nothing from the server.
+function unknown(intentId, appended, errorCode, errorMsg, reason) {
+  return { intentId, requestId: "", intentKey: null, attempts: 0, result: null, status: "unknown", appended,
+    downstreamPending: null, appendedVersion: null, appendedCommandId: null,
+    error: { errorCode, errorMsg, succeeded: false }, reason };
 }
 
 const STAGES = ["SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "SAGA_HANDLED"];

@@ -9,9 +9,9 @@
 import { life, retired } from "./held.js";
 
 let hooks; // the glue's: { reset(), adopt(client, fresh), classes, atOnce }
-const stopped = []; // [what a stopped instance held, why]: let go before a restart
+const stopped = []; // [what a stopped instance held, what stopped it (text)]: let go before a restart
 let releasing = []; // the locks let go of, each settling once free
-const takers = new Map(); // each client's move to a fresh instance, (why, restarts) => …, to the generation it is on
+const takers = new Map(); // each client's move to a fresh instance, (why, restarts, free) => …, to the generation it is on
 const takerOf = new WeakMap(); // client -> its move, forgotten when it is freed
 // A client collected without free(): its move (which holds its options and
 // its store) is forgotten too.
@@ -21,7 +21,6 @@ let why; // what stopped the last instance, for the clients' move
 const restarts = []; // when each restart was (the last minute's)
 const LIMIT = 5;
 const WINDOW_MS = 60_000;
-
 
 // The glue's exports, each guarded: whatever unwinds through one stops the
 // instance. A thrown value the module returns (a `Result`'s error) is
@@ -82,14 +81,18 @@ function later(what, run) {
 }
 
 const outOfStack = (e) => e && (e.name === "RangeError" || e.name === "InternalError");
+// What stopped an instance, as what it held and its clients are told it:
+// "RangeError: Maximum call stack size exceeded".
+const said = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 // Lets go of what stopped instances held, starts a fresh instance and
 // moves every client onto it. Safe to call again where it stopped: a step
 // cut short by the stack's end is taken again next time.
 function restart() {
   if (life.dead) {
+    const text = said(life.dead);
     const was = retired();
-    if (was) stopped.push([was, life.dead]);
+    if (was) stopped.push([was, text]);
     while (stopped.length) {
       const [all, stop] = stopped[0];
       for (const letGo of all) {
@@ -115,11 +118,12 @@ function restart() {
   }
   if (!moving) return;
   const free = Promise.all(releasing);
+  const text = said(why);
   for (const [take, on] of takers) {
     if (on === life.gen) continue;
     let kept;
     try {
-      kept = take(why, restarts.length, free);
+      kept = take(text, restarts.length, free);
     } catch (e) {
       if (outOfStack(e)) throw e; // moved by the next try
     }
@@ -160,6 +164,7 @@ export function instanceHooks(h) {
     if (free && Symbol.dispose && C.prototype[Symbol.dispose] === free) C.prototype[Symbol.dispose] = freed;
     for (const target of [C, C.prototype]) {
       for (const name of Object.getOwnPropertyNames(target)) {
+        if (name.startsWith("__") || name === "constructor" || name === "free") continue;
         const d = Object.getOwnPropertyDescriptor(target, name);
         const what = `${C.name}.${name}`;
         const wrap = (f) => function () {
@@ -175,7 +180,6 @@ export function instanceHooks(h) {
             if (life.dead || moving) soon();
           }
         };
-        if (name.startsWith("__") || name === "constructor" || name === "free") continue;
         if (typeof d.value === "function") d.value = wrap(d.value);
         else if (d.get) d.get = wrap(d.get);
         else continue;
@@ -202,8 +206,7 @@ export function carry(client, options, store) {
     try {
       const onRestart = options.onRestart;
       if (typeof onRestart === "function") {
-        Promise.resolve(onRestart({ version: 1, kind: "restarted", at: Date.now(), restarts,
-          reason: why instanceof Error ? `${why.name}: ${why.message}` : String(why) })).catch(() => {});
+        Promise.resolve(onRestart({ version: 1, kind: "restarted", at: Date.now(), restarts, reason: why })).catch(() => {});
       }
     } catch { /* the listener's own failure */ }
   };
