@@ -18,6 +18,7 @@ const counts = String(args.clients ?? "1,10").split(",").map(Number);
 // One round, in its own process: prints { restart, live } in ms.
 const round = `
 const { WowClient } = await import(${JSON.stringify(`${root}pkg/node.js`)});
+const { edgeRound } = await import(${JSON.stringify(`${root}tests/support/edge.mjs`)});
 const n = Number(process.argv.at(-1));
 let restarted = false;
 const clients = [];
@@ -32,16 +33,10 @@ for (let i = 0; i < 20; i++) await client.intents();
 const live = (performance.now() - t) / 20;
 // A send runs deep enough into the module for a call at the edge to stop it there.
 const command = { aggregate: { resource: "account", id: "a" }, action: "lock_amount", body: { amount: 1, note: "x".repeat(100) } };
-// A call that throws lets the next frame up call again, with a little more stack.
+// A call that throws lets the next frame up call again, with a little more stack (edgeRound).
 const call = () => { client.send(command).catch(() => {}); return 0; };
-// Frames of three sizes, for a finer step (tests/e2e/trap.test.mjs).
-const edges = [
-  function e0() { try { return e0(); } catch { return call(); } },
-  function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { return call(); } },
-  function e2() { const x = live, y = x + 1; try { return e2() + x + y; } catch { return call(); } },
-];
 for (let i = 0; i < 60 && !restarted; i++) {
-  try { edges[i % 3](0, 0, 0); } catch { /* every frame refused */ }
+  edgeRound(call, i);
   if (restarted) break;
   // The module stopped in this round when the restart is due: time the next call.
   t = performance.now();

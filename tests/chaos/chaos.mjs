@@ -26,6 +26,7 @@ import { join } from "node:path";
 import { launch } from "../support/engines.mjs";
 import { startGateway } from "../support/gateway.mjs";
 import { cuttableLink } from "../support/link.mjs";
+import { edgeRound } from "../support/edge.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]]] : acc, []));
@@ -252,30 +253,25 @@ let reissuedInline = 0;
 let next = 0, reloads = 0, kills = 0, traps = 0, trapsMissed = 0;
 
 /**
- * A caller deep in its own recursion: it recurses until the stack runs
- * out, then calls `send` from each frame on the way back up, from ever more
- * stack, until a call goes through; one runs out inside the module, which
- * stops and restarts. The command is refused (no aggregate resource) after
- * its body is read, so the sweep writes no intent. True when the page's
- * client restarted.
+ * A caller deep in its own recursion calls `send` from the stack's edge
+ * (tests/support/edge.mjs), round after round, until a call runs out inside
+ * the module, which stops and restarts. The command is refused (no
+ * aggregate resource) after its body is read, so the sweep writes no
+ * intent. True when the page's client restarted.
  */
 async function trap(page) {
-  return inPage(page, "a trap", async () => {
+  return inPage(page, "a trap", async (edgeSource) => {
+    const edgeRound = (0, eval)(`(${edgeSource})`);
     const before = window.demo.restarts.length;
     const nested = (n) => (n === 0 ? { leaf: "x".repeat(64) } : { n, list: [nested(n - 1)] });
     const command = { aggregate: {}, action: "lock_amount", body: nested(8) };
     const call = () => { window.demo.client.send(command).catch(() => {}); return 0; };
-    const edges = [
-      function e0() { try { return e0(); } catch { return call(); } },
-      function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { return call(); } },
-      function e2() { const x = before, y = x + 1; try { return e2() + x + y; } catch { return call(); } },
-    ];
     for (let round = 0; round < 60 && window.demo.restarts.length === before; round++) {
-      try { edges[round % 3](0, 0, 0); } catch { /* every frame refused */ }
+      edgeRound(call, round);
       await new Promise((r) => setTimeout(r, 0));
     }
     return window.demo.restarts.length > before;
-  }, null, 60_000);
+  }, String(edgeRound), 60_000);
 }
 
 async function worker(p) {

@@ -13,6 +13,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount as createAccountOn, startGateway, root } from "../support/gateway.mjs";
 import { engines, launch, ready } from "../support/engines.mjs";
+import { edgeRound } from "../support/edge.mjs";
 
 let gateway;
 before(async () => { gateway = await startGateway({ www: true, quiet: true }); });
@@ -20,33 +21,30 @@ after(async () => { await gateway?.stop(); });
 
 const unique = (prefix) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 
-// Runs in the page (or in Node, with `self` the global): sets up `self.trap`.
-function setup() {
+// Runs in the page (or in Node, with `self` the global): sets up `self.trap`
+// and `self.scenario`; `edgeSource` is tests/support/edge.mjs's `edgeRound` as text.
+function setup(edgeSource) {
+  const edgeRound = (0, eval)(`(${edgeSource})`);
   self.lock = (id, extra = {}) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1, note: "at the edge" }, ...extra });
-  // Recurses until the stack runs out, then calls `client.send` in each
-  // frame's catch on the way back up, from ever more stack left, until a
-  // call goes through: one of them runs out inside the module, where it
-  // stops (`onRestart` says so). Frames of three sizes, for a finer step.
+  // Calls `client.send` from the stack's edge (edgeRound), round after
+  // round, until a call runs out inside the module, where it stops
+  // (`onRestart` says so).
   self.trap = async (client, restarted, target) => {
     const started = [];
-    let refused = 0;
+    let tried = 0;
     const call = () => {
+      tried++;
       const p = client.send(self.lock(target));
       started.push(p.then((o) => [o.status, o.error?.errorCode ?? null], (e) => ["rejected", e.code ?? e.message]));
       return 0;
     };
-    const edges = [
-      function e0() { try { return e0(); } catch { refused++; return call(); } },
-      function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { refused++; return call(); } },
-      function e2() { const x = refused, y = x + 1; try { return e2() + x + y; } catch { refused++; return call(); } },
-    ];
     let round = 0;
     for (; round < 60 && !restarted(); round++) {
-      try { edges[round % 3](0, 0, 0); } catch { /* every frame refused */ }
+      edgeRound(call, round);
       await null;
       await null;
     }
-    return { at: restarted() ? round : null, refused, started: (await Promise.all(started)).length };
+    return { at: restarted() ? round : null, tried, started: (await Promise.all(started)).length };
   };
 
   // What the page or process does, given `client` and its restart events `restarts`.
@@ -111,7 +109,7 @@ for (const engine of engines) {
       await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 2 }] });
       const page = await browser.newPage();
       await page.goto(`${gateway.base}/pkg/index.js`);
-      await page.evaluate(setup);
+      await page.evaluate(setup, String(edgeRound));
       await page.evaluate(async (ns) => {
         const { default: init, WowClient } = await import("/pkg/index.js");
         await init();
@@ -141,7 +139,7 @@ test("node: a trap at the stack's edge; the memory journal and the client go on"
   await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 2 }] });
   try {
     globalThis.self ??= globalThis;
-    setup();
+    setup(String(edgeRound));
     const { WowClient } = await import(`${root}/pkg/node.js`);
     const restarts = [];
     const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("trap"),
@@ -164,15 +162,11 @@ test("node: a caller that stays at the edge: restarts are bounded, calls say why
   const { execFile } = await import("node:child_process");
   const script = `
     const { WowClient } = await import(${JSON.stringify(`${root}/pkg/node.js`)});
+    const { edgeRound } = await import(${JSON.stringify(`${root}/tests/support/edge.mjs`)});
     const client = await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: "edge" });
     const command = { aggregate: { resource: "account", id: "a" }, action: "lock_amount", body: { amount: 1 } };
     const call = () => { client.send(command).catch(() => {}); return 0; };
-    const edges = [
-      function e0() { try { return e0(); } catch { return call(); } },
-      function e1(a, b, c) { try { return e1(a + 1, b, c); } catch { return call(); } },
-      function e2() { const x = 1, y = x + 1; try { return e2() + x + y; } catch { return call(); } },
-    ];
-    for (let i = 0; i < 90; i++) { try { edges[i % 3](0, 0, 0); } catch {} await null; }
+    for (let i = 0; i < 90; i++) { edgeRound(call, i); await null; }
     const last = await client.intents().then(() => "answered", (e) => e.message);
     console.log(JSON.stringify({ last, at: Date.now() }));`;
   const began = Date.now();
