@@ -30,15 +30,16 @@ extern "C" {
     fn make_command_error(outcome: &JsValue) -> JsValue;
     fn mistake(call: &str, message: &str) -> JsValue;
     #[wasm_bindgen(js_name = makeResultStream)]
-    fn make_result_stream() -> JsValue;
+    fn make_result_stream(of: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = watchFor, catch)]
     fn watch_for(options: &JsValue, call: &str) -> Result<JsValue, JsValue>;
     fn abortable(promise: &js_sys::Promise, signal: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = downstreamOptions, catch)]
     fn downstream_options(options: &JsValue) -> Result<JsValue, JsValue>;
-    /// A call's `{ promise, resolve, reject }`, ended by a restart if it comes first.
+    /// A call's `{ promise, resolve, reject }`, ended by a restart or its
+    /// client's `free()` if either comes first.
     #[wasm_bindgen(js_name = pendingCall)]
-    fn pending_call(outcome: bool) -> JsValue;
+    fn pending_call(outcome: bool, of: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = subscribeIntents, catch)]
     fn subscribe_intents(
         channel: &str,
@@ -103,8 +104,8 @@ pub struct WowClient {
 }
 
 impl Drop for WowClient {
-    /// `free()` (and `[Symbol.dispose]`): the client stops listening and
-    /// lets go of what it holds once its calls in progress have ended.
+    /// `free()` (and `[Symbol.dispose]`): the client lets go of what it
+    /// holds at once, and its calls in progress end (`ClientFreed`).
     fn drop(&mut self) {
         self.executor.free();
     }
@@ -119,9 +120,13 @@ struct Started {
 }
 
 /// Reads call `name`'s options and makes its promise.
-fn started(options: &Option<JsValue>, name: &'static str) -> Result<Started, JsValue> {
+fn started(
+    options: &Option<JsValue>,
+    name: &'static str,
+    executor: &Executor,
+) -> Result<Started, JsValue> {
     let watch = watch_for(options.as_ref().unwrap_or(&JsValue::UNDEFINED), name)?;
-    let handle = pending_call(name == "send");
+    let handle = pending_call(name == "send", executor.holdings());
     let get = |k: &str| crate::web::safe_read::get(&handle, k).unwrap_or(JsValue::UNDEFINED);
     let promise: js_sys::Promise = get("promise").unchecked_into();
     let (resolve, reject) = (
@@ -156,7 +161,7 @@ impl WowClient {
     ) -> js_sys::Promise {
         let opened = WowClient::opened(&options, None).and_then(|(client, resume)| {
             let executor = client.executor.clone();
-            let mut started = started(&None, "WowClient.connect")?;
+            let mut started = started(&None, "WowClient.connect", &executor)?;
             started.entry.value = JsValue::from(client);
             carry(&started.entry.value, &options, executor.store());
             let call = executor.call(started.entry);
@@ -227,7 +232,7 @@ impl WowClient {
                 return Err(e.clone());
             }
         }
-        let parts = make_result_stream();
+        let parts = make_result_stream(self.executor.holdings());
         let get = |k: &str| js_sys::Reflect::get(&parts, &k.into()).unwrap_or(JsValue::UNDEFINED);
         let handle = get("handle");
         let push: js_sys::Function = get("push").unchecked_into();
@@ -362,7 +367,7 @@ impl WowClient {
     ) -> js_sys::Promise {
         let read = (|| {
             let id = intent_ref(&intent)?;
-            let mut started = started(&options, "awaitDownstream")?;
+            let mut started = started(&options, "awaitDownstream", &self.executor)?;
             let o = downstream_options(options.as_ref().unwrap_or(&JsValue::UNDEFINED))?;
             let get = |k: &str| js_sys::Reflect::get(&o, &k.into()).unwrap_or(JsValue::UNDEFINED);
             let stage = get("stage")
@@ -620,7 +625,7 @@ impl WowClient {
         name: &'static str,
         mode: SendMode,
     ) -> js_sys::Promise {
-        match started(&options, name) {
+        match started(&options, name, &self.executor) {
             Ok(started) => {
                 let promise = started.promise.clone();
                 self.start_send(command, started.entry, &started.watch, mode);
@@ -655,7 +660,7 @@ impl WowClient {
         name: &'static str,
         start: impl FnOnce(&mut Engine, i64, crate::core::engine::CallId, bool),
     ) -> js_sys::Promise {
-        match started(options, name) {
+        match started(options, name, &self.executor) {
             Ok(started) => self.start(started, start),
             Err(e) => js_sys::Promise::reject(&e),
         }

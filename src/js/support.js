@@ -1,6 +1,6 @@
 import { hold } from "../web/runtime.js";
 import { channelListen } from "../web/executor.js";
-import { holding } from "../web/held.js";
+import { FREED, holding } from "../web/held.js";
 
 // The JS-side pieces of the API: the typed error class and the result
 // stream handle. Kept in plain JS so `instanceof CommandError` works and
@@ -65,8 +65,9 @@ export function onlyKnown(call, what, object, known) {
 // A handle that is both an async iterable and a ReadableStream of results,
 // plus `outcome`, a promise of the final Outcome. Read it one way or the
 // other: both take the same stream's reader. Its call's end (an abort
-// included: the engine ends it with the `Aborted` error) is `finish`.
-export function makeResultStream() {
+// included: the engine ends it with the `Aborted` error) is `finish`; its
+// client's holdings `of` being let go end it too (pendingCall).
+export function makeResultStream(of) {
   let controller, settle, open = true, forget;
   const stream = new ReadableStream({ start(c) { controller = c; } });
   // Held like every other call's promise (runtime.js): a process waits for the stream's end.
@@ -90,32 +91,37 @@ export function makeResultStream() {
     if (error) controller.error(error); else controller.close();
   };
   const parts = { handle, push(value) { if (open) controller.enqueue(value); }, finish };
-  forget = holding((why) => { const o = restarted(why, parts.intentId); finish(o, new CommandError(o)); });
+  forget = holding((why) => { const o = ended(why, parts.intentId); finish(o, new CommandError(o)); }, of);
   return parts;
 }
 
 // A call's promise and its settlers (`{ promise, resolve, reject }`). When
 // the module's instance stops before the call ends (src/web/instance.js),
-// the call ends then: `send` (`outcome`) resolves to the outcome `unknown`
-// coded `ModuleRestarted`, every other call rejects with that CommandError.
-// The intent (its id is on the call once known) stays in the journal, and
-// the restarted module drives it again.
-export function pendingCall(outcome) {
+// or its client is freed (its holdings `of` let go), the call ends then:
+// `send` (`outcome`) resolves to the outcome `unknown` coded
+// `ModuleRestarted` or `ClientFreed`, every other call rejects with that
+// CommandError. The intent (its id is on the call once known) stays in the
+// journal: the restarted module drives it again, or whichever client
+// resumes it next.
+export function pendingCall(outcome, of) {
   const call = {};
   call.promise = new Promise((resolve, reject) => {
     const forget = holding((why) => {
-      const o = restarted(why, call.intentId);
+      const o = ended(why, call.intentId);
       if (outcome) resolve(o); else reject(new CommandError(o));
-    });
+    }, of);
     call.resolve = (v) => { forget(); resolve(v); };
     call.reject = (e) => { forget(); reject(e); };
   });
   return call;
 }
 
-// `why`: what stopped the module, as text (instance.js).
-const restarted = (why, intentId) => unknown(intentId ?? "", null, "ModuleRestarted", `the module stopped (${why}) and restarted`,
-  "the module stopped while this call waited; the intent is kept in the journal and the restarted module drives it again");
+// `why`: what stopped the module, as text (instance.js), or FREED.
+const ended = (why, intentId) => why === FREED
+  ? unknown(intentId ?? "", null, "ClientFreed", "the client was freed (free() or dispose) while this call waited",
+    "the intent is kept in the journal; the next client that resumes it (another tab's, a reload's, resume()) drives it again")
+  : unknown(intentId ?? "", null, "ModuleRestarted", `the module stopped (${why}) and restarted`,
+    "the module stopped while this call waited; the intent is kept in the journal and the restarted module drives it again");
 
 // A call's options: `{ signal, onIntent }` read and checked, or undefined
 // without either. A mistake in them throws a TypeError naming `call` (the

@@ -10,16 +10,15 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(module = "/src/web/executor.js")]
 extern "C" {
     #[wasm_bindgen(js_name = channelOpen)]
-    fn channel_open(name: &str) -> JsValue;
+    fn channel_open(name: &str, of: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = channelAnnounce)]
     fn channel_announce(channel: &JsValue, message: &str);
-    #[wasm_bindgen(js_name = channelClose)]
-    fn channel_close(channel: &JsValue);
     #[wasm_bindgen(js_name = channelListen)]
     fn channel_listen(
         name: &str,
         listener: &js_sys::Function,
         background: bool,
+        of: &JsValue,
     ) -> js_sys::Function;
 }
 
@@ -40,26 +39,36 @@ fn history_channel_name(namespace: &str) -> String {
     crate::core::text::text!("wow-command-client-history/", namespace)
 }
 
-/// A client's voices and ears.
+/// A client's voices and ears, closed with its holdings.
 pub struct Channels {
     namespace: String,
+    /// The client's holdings (src/web/held.js).
+    of: JsValue,
     intents: JsValue,
     history: JsValue,
-    /// Stops the probe's ear, and the intents' ear while a queued caller listens.
-    ears: RefCell<(Option<js_sys::Function>, Option<js_sys::Function>)>,
+    /// Stops the intents' ear while a queued caller listens (the probe's
+    /// ear is stopped with the holdings).
+    ear: RefCell<Option<js_sys::Function>>,
 }
 
 impl Channels {
     /// Opens the namespace's channels; the probe's ear calls back
     /// `f(id, heard, true, message)` (it never keeps a server process alive).
-    pub fn open(namespace: &str, f: &js_sys::Function, id: u32, heard: u32) -> Channels {
+    pub fn open(
+        namespace: &str,
+        f: &js_sys::Function,
+        id: u32,
+        heard: u32,
+        of: &JsValue,
+    ) -> Channels {
         let name = history_channel_name(namespace);
-        let ear = channel_listen(&name, &bind(f, id, heard), true);
+        channel_listen(&name, &bind(f, id, heard), true, of);
         Channels {
             namespace: namespace.to_owned(),
-            intents: channel_open(&channel_name(namespace)),
-            history: channel_open(&name),
-            ears: RefCell::new((Some(ear), None)),
+            of: of.clone(),
+            intents: channel_open(&channel_name(namespace), of),
+            history: channel_open(&name, of),
+            ear: RefCell::default(),
         }
     }
 
@@ -75,31 +84,21 @@ impl Channels {
 
     /// Hears the intents' announcements (`f(id, tag, true, message)`), or stops.
     pub fn listen(&self, on: bool, f: &js_sys::Function, id: u32, tag: u32) {
-        let mut ears = self.ears.borrow_mut();
-        if let Some(stop) = ears.1.take() {
+        let mut ear = self.ear.borrow_mut();
+        if let Some(stop) = ear.take() {
             let _ = stop.call0(&JsValue::NULL);
         }
         if on {
             let name = channel_name(&self.namespace);
-            ears.1 = Some(channel_listen(&name, &bind(f, id, tag), true));
+            *ear = Some(channel_listen(&name, &bind(f, id, tag), true, &self.of));
         }
-    }
-
-    /// Closes them all.
-    pub fn close(&self) {
-        let mut ears = self.ears.borrow_mut();
-        for stop in [ears.0.take(), ears.1.take()].into_iter().flatten() {
-            let _ = stop.call0(&JsValue::NULL);
-        }
-        channel_close(&self.intents);
-        channel_close(&self.history);
     }
 }
 
 /// Announces `record` at `revision` on its namespace's channel, as the
 /// engine does (what other contexts receive; the contract's tests).
 pub fn announce_record(record: &crate::core::journal::IntentRecord, revision: u64) {
-    let channel = channel_open(&channel_name(&record.namespace));
+    let channel = channel_open(&channel_name(&record.namespace), &JsValue::UNDEFINED);
     channel_announce(
         &channel,
         &crate::core::engine::events::announcement(record, revision),

@@ -32,16 +32,16 @@ export function idleTimer(ms, f, id, tag) {
 
 export function clearTimer(timer) { if (timer !== undefined) clearTimeout(timer); }
 
-// A lock asked for by this instance (`promise`: its release function, or
-// null or undefined when not granted): let go when the instance stops (its
-// release answering once the lock is free, locks.js), at once if granted
-// after that.
-export function ownLock(promise) {
+// A lock asked for by a client (`promise`: its release function, or null
+// or undefined when not granted): let go when the instance stops or the
+// client's holdings `of` are let go (its release answering once the lock is
+// free, locks.js), at once if granted after that.
+export function ownLock(promise, of) {
   const g = generation();
   return promise.then((release) => {
     if (typeof release !== "function") return release;
-    if (!live(g)) { release(); return null; }
-    return owned(release);
+    if (!live(g) || of.gone) { release(); return null; }
+    return owned(release, of);
   });
 }
 
@@ -65,7 +65,7 @@ const local = new Map(); // channel name -> Set of listeners, where there is no 
 const Channel = typeof BroadcastChannel === "function" && ("unref" in BroadcastChannel.prototype || !globalThis.Deno)
   ? BroadcastChannel : undefined;
 
-export function channelOpen(name) {
+export function channelOpen(name, of) {
   const open = { name };
   if (Channel) {
     open.channel = new Channel(name);
@@ -75,7 +75,7 @@ export function channelOpen(name) {
   open.close = owned(() => {
     open.closed = true;
     open.channel?.close();
-  });
+  }, of);
   return open;
 }
 
@@ -98,17 +98,14 @@ export function channelAnnounce(open, message) {
   });
 }
 
-export function channelClose(open) {
-  open.close();
-}
-
 // Hears every announcement on `name`: this runtime's clients, other tabs and
 // workers (through a BroadcastChannel of its own), or only this runtime's
 // where there is none. Returns the function that stops it. Node.js: a
 // channel with a listener keeps the process alive (setting `onmessage`
 // refs it), unless it is the SDK's own (`background`), which must not.
-// The module's own ears (`background`) are let go with its instance.
-export function channelListen(name, listener, background) {
+// The module's own ears (`background`) are let go with their client's
+// holdings `of` (and the instance).
+export function channelListen(name, listener, background, of) {
   let stop;
   if (!Channel) {
     if (!local.has(name)) local.set(name, new Set());
@@ -121,7 +118,7 @@ export function channelListen(name, listener, background) {
     if (background && typeof channel.unref === "function") channel.unref();
     stop = () => channel.close();
   }
-  return background ? owned(stop) : stop;
+  return background ? owned(stop, of) : stop;
 }
 // A listener's event (`onEvent`, `onHistory`, `onEscalated`), written by
 // the module as JSON text (src/core/engine/events.rs), delivered after the

@@ -35,15 +35,22 @@ extern "C" {
     fn clear_timer(timer: &JsValue);
     #[wasm_bindgen(js_name = onAbort)]
     fn on_abort(signal: &JsValue, f: &js_sys::Function, id: u32, tag: u32);
-    /// The lock `promise` asked for, let go with this instance of the module.
+    /// The lock `promise` asked for, let go with the client's holdings `of`.
     #[wasm_bindgen(js_name = ownLock)]
-    fn own_lock(promise: &js_sys::Promise) -> js_sys::Promise;
+    fn own_lock(promise: &js_sys::Promise, of: &JsValue) -> js_sys::Promise;
 }
 
 #[wasm_bindgen(module = "/src/web/held.js")]
 extern "C" {
     /// The module instance's generation (a fresh one after a restart).
     fn generation() -> u32;
+    /// A client's holdings: what it holds from the browser, let go with it.
+    fn holdings() -> JsValue;
+    /// Whether the client is being freed by `free()`, not by its finalizer.
+    fn freeing() -> bool;
+    /// Lets go of them: its calls end, its locks, requests and channels go.
+    #[wasm_bindgen(js_name = letGoOf)]
+    fn let_go_of(of: &JsValue);
 }
 
 #[wasm_bindgen(module = "/src/web/runtime.js")]
@@ -79,6 +86,7 @@ extern "C" {
         headers: &str,
         body: &str,
         timeout_ms: u32,
+        of: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_name = readJsonBody)]
     fn read_json_body(response: &web_sys::Response) -> js_sys::Promise;
@@ -91,7 +99,7 @@ extern "C" {
 #[wasm_bindgen(module = "/src/web/network.js")]
 extern "C" {
     #[wasm_bindgen(js_name = onWake)]
-    fn on_wake(f: &js_sys::Function, visible: bool) -> js_sys::Function;
+    fn on_wake(f: &js_sys::Function, visible: bool, of: &JsValue) -> js_sys::Function;
 }
 
 #[wasm_bindgen(module = "/src/web/executor.js")]
@@ -209,9 +217,12 @@ pub struct Executor {
     /// When the armed timer fires, and the timer.
     timer: RefCell<(i64, JsValue)>,
     channels: super::channel::Channels,
-    /// Stop the `online` and `visibilitychange` listeners.
-    wakes: RefCell<Vec<js_sys::Function>>,
+    /// What it holds from the browser (src/web/held.js): let go when freed.
+    holdings: JsValue,
+    /// Freed: gone once its calls have ended.
     freed: Cell<bool>,
+    /// Gone: everything let go.
+    gone: Cell<bool>,
 }
 
 thread_local! {
@@ -252,10 +263,10 @@ impl Executor {
         });
         let namespace = engine.config().namespace.clone();
         let f = callback();
-        let wakes = [ONLINE, VISIBLE]
-            .into_iter()
-            .map(|tag| on_wake(&super::channel::bind(&f, id, tag), tag == VISIBLE))
-            .collect();
+        let of = holdings();
+        for tag in [ONLINE, VISIBLE] {
+            on_wake(&super::channel::bind(&f, id, tag), tag == VISIBLE, &of);
+        }
         let executor = Rc::new(Executor {
             id,
             settle,
@@ -268,9 +279,10 @@ impl Executor {
             locks: RefCell::default(),
             dropped: RefCell::default(),
             timer: RefCell::new((i64::MAX, JsValue::UNDEFINED)),
-            channels: super::channel::Channels::open(&namespace, &f, id, HEARD),
-            wakes: RefCell::new(wakes),
+            channels: super::channel::Channels::open(&namespace, &f, id, HEARD, &of),
+            holdings: of,
             freed: Cell::new(false),
+            gone: Cell::new(false),
         });
         EXECUTORS.with(|all| all.borrow_mut().push(executor.clone()));
         executor
@@ -279,6 +291,11 @@ impl Executor {
     /// The journal's store (kept for a restart: a memory journal lives in it).
     pub fn store(&self) -> &JsValue {
         &self.store
+    }
+
+    /// What the client holds, for a call's settlers to be let go with it.
+    pub fn holdings(&self) -> &JsValue {
+        &self.holdings
     }
 
     /// The engine, for a call to start something.
@@ -304,6 +321,10 @@ impl Executor {
     /// Performs what the engine asks, then arms its timer.
     pub fn pump(&self) {
         loop {
+            // Freed by a callback of the caller's while this ran: nothing more.
+            if self.gone.get() {
+                return;
+            }
             let io = self.engine.borrow_mut().poll_io();
             match io {
                 Some(io) => self.perform(io),
@@ -427,16 +448,15 @@ impl Executor {
                 kind,
             } => {
                 let promise = match kind {
-                    // A freed client asks for the probe's lock no more: its
-                    // calls in progress look without it.
-                    LockKind::Probe if self.freed.get() => {
-                        js_sys::Promise::resolve(&JsValue::UNDEFINED)
-                    }
                     LockKind::Probe => lock_background(&name),
                     LockKind::Intent if wait_ms == 0 => lock_try(&name),
                     _ => lock_wait(&name, wait_ms as f64),
                 };
-                self.wait(op, &own_lock(&promise), Pending::Lock { kind, name });
+                self.wait(
+                    op,
+                    &own_lock(&promise, &self.holdings),
+                    Pending::Lock { kind, name },
+                );
             }
             Do::Unlock { lock } => self.unlock(lock),
             Do::Fetch(request) => self.fetch(op, &request),
@@ -517,7 +537,14 @@ impl Executor {
             headers.push('\n');
             headers.push_str(value);
         }
-        match gateway_fetch(&r.url, &r.method, &headers, &r.body, r.timeout_ms) {
+        match gateway_fetch(
+            &r.url,
+            &r.method,
+            &headers,
+            &r.body,
+            r.timeout_ms,
+            &self.holdings,
+        ) {
             Ok(promise) => self.wait(op, &promise, Pending::Fetch { stream: r.stream }),
             Err(e) => {
                 let failure = Failure::NeverSent(JsFailure::from(e).text());
@@ -618,7 +645,8 @@ impl Executor {
                 let locked = if !ok || value.is_undefined() {
                     if kind == LockKind::Scope && ok {
                         // No Web Locks: this process's own lock for a scope's places.
-                        let wait = own_lock(&local_lock_wait(&name, f64::from(i32::MAX)));
+                        let wait =
+                            own_lock(&local_lock_wait(&name, f64::from(i32::MAX)), &self.holdings);
                         self.wait(
                             op,
                             &wait,
@@ -644,12 +672,6 @@ impl Executor {
                     return None;
                 }
                 drop(dropped);
-                if locked == Locked::Held && kind == LockKind::Probe && self.freed.get() {
-                    // Come after the client was freed: let go at once, and
-                    // its calls in progress look without it.
-                    self.unlock(op);
-                    return Some(Done::Locked(Locked::Unsupported));
-                }
                 Done::Locked(locked)
             }
             Pending::Fetch { .. } | Pending::Body { .. } | Pending::Chunk { .. } if !ok => {
@@ -825,40 +847,33 @@ impl Executor {
             .handle_heard(time::now(), &source, from, heard);
     }
 
-    /// The client was freed: it stops listening and lets go of the probe's
-    /// lock; its calls in progress end as they would, then it is gone.
+    /// The client was freed. By `free()` (`[Symbol.dispose]`), it lets go
+    /// of everything at once, as a stopped instance does: its calls end
+    /// (`ClientFreed`), its locks are let go (another tab or the next client
+    /// drives its intents, confirming first), its requests are aborted, its
+    /// channels and listeners stop. By its finalizer (the app dropped the
+    /// client, perhaps still awaiting a call), it does so once its calls
+    /// have ended as they would.
     pub fn free(&self) {
         self.freed.set(true);
-        self.channels.close();
-        for stop in self.wakes.borrow_mut().drain(..) {
-            let _ = stop.call0(&JsValue::NULL);
+        if freeing() {
+            self.calls.borrow_mut().clear();
         }
         self.forget_if_done();
     }
 
-    /// A freed client is gone once its calls have ended and the probe's
-    /// lock, if it is still asked for, has come (and been let go).
+    /// A freed client is gone once its calls have ended.
     fn forget_if_done(&self) {
-        // Run after every wait's end: the pending waits are read only once freed.
-        let asking = || {
-            (self.pending.borrow().iter()).any(|(_, p)| {
-                matches!(
-                    p,
-                    Pending::Lock {
-                        kind: LockKind::Probe,
-                        ..
-                    }
-                )
-            })
-        };
-        if self.freed.get() && self.calls.borrow().is_empty() && !asking() {
-            for (_, release) in self.locks.borrow_mut().drain(..) {
-                let _ = release.call0(&JsValue::NULL);
-            }
-            clear_timer(&self.timer.borrow().1);
-            let id = self.id;
-            EXECUTORS.with(|all| all.borrow_mut().retain(|e| e.id != id));
+        if !self.freed.get() || self.gone.get() || !self.calls.borrow().is_empty() {
+            return;
         }
+        self.gone.set(true);
+        let_go_of(&self.holdings);
+        self.locks.borrow_mut().clear();
+        self.pending.borrow_mut().clear();
+        clear_timer(&self.timer.borrow().1);
+        let id = self.id;
+        EXECUTORS.with(|all| all.borrow_mut().retain(|e| e.id != id));
     }
 }
 

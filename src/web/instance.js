@@ -6,7 +6,7 @@
 // its waiting calls end, and a fresh instance of the same compiled module
 // takes every client over from its journal.
 
-import { life, retired } from "./held.js";
+import { life, outOfStack, retired } from "./held.js";
 
 let hooks; // the glue's: { reset(), adopt(client, fresh), classes, atOnce }
 const stopped = []; // [what a stopped instance held, what stopped it (text)]: let go before a restart
@@ -80,7 +80,6 @@ function later(what, run) {
   return new Promise((resolve, reject) => deferred.push({ what, run, resolve, reject }));
 }
 
-const outOfStack = (e) => e && (e.name === "RangeError" || e.name === "InternalError");
 // What stopped an instance, as what it held and its clients are told it:
 // "RangeError: Maximum call stack size exceeded".
 const said = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
@@ -158,7 +157,12 @@ export function instanceHooks(h) {
       takers.delete(takerOf.get(this));
       try { restart(); } catch { /* below */ }
       if (life.dead || moving) return void this.__destroy_into_raw();
-      return free.apply(this, arguments);
+      life.freeing = true;
+      try {
+        return free.apply(this, arguments);
+      } finally {
+        life.freeing = false;
+      }
     };
     if (free) C.prototype.free = freed;
     if (free && Symbol.dispose && C.prototype[Symbol.dispose] === free) C.prototype[Symbol.dispose] = freed;

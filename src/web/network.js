@@ -1,6 +1,7 @@
 // `navigator.onLine` and the `online` event (src/web/network.rs), and the
 // requests sent over the network and their JSON answers (src/web/http.rs).
-import { owned } from "./held.js";
+import { holding, owned } from "./held.js";
+import { unref } from "./runtime.js";
 
 // Whether the runtime reports being online; runtimes without `navigator.onLine`
 // (Node, edge runtimes) always are.
@@ -18,14 +19,14 @@ export function whenOnline() {
 }
 
 // Calls `f` on every `online` event, or (`visible`) each time the page
-// becomes visible again; returns the function that stops it.
-export function onWake(f, visible) {
+// becomes visible again; returns the function that stops it. Stopped with
+// the client's holdings `of` too.
+export function onWake(f, visible, of) {
   const target = visible ? globalThis.document : globalThis;
   const kind = visible ? "visibilitychange" : "online";
   const g = visible ? () => { if (target.visibilityState === "visible") f(); } : f;
   target?.addEventListener?.(kind, g);
-  // Let go with the module's instance.
-  return owned(() => target?.removeEventListener?.(kind, g));
+  return owned(() => target?.removeEventListener?.(kind, g), of);
 }
 
 // A request to the gateway, sent in one call (src/web/http.rs): `headers`
@@ -37,8 +38,10 @@ export function onWake(f, visible) {
 // anything leaves; fetch() itself only rejects, as for a request lost on the
 // way. It is aborted after `timeoutMs` (the attempt's deadline, a history
 // query's bound): the request and the reading of its body end then (a
-// `TimeoutError`); its timer keeps no runtime alive.
-export function gatewayFetch(url, method, headers, body, timeoutMs) {
+// `TimeoutError`); its timer keeps no runtime alive. It is aborted too when
+// its client's holdings `of` are let go (the client freed, the instance
+// stopped): nobody would read its answer.
+export function gatewayFetch(url, method, headers, body, timeoutMs, of) {
   // Pairs, as fetch takes them fastest (an object made with no prototype,
   // so that a "__proto__" header is a header, is a dictionary to V8).
   const h = [];
@@ -46,9 +49,15 @@ export function gatewayFetch(url, method, headers, body, timeoutMs) {
   for (let i = 0; i + 1 < parts.length; i += 2) h.push([parts[i], parts[i + 1]]);
   const parsed = new URL(url);
   if (parsed.username || parsed.password) throw new TypeError(`${url} includes credentials`);
-  const signal = AbortSignal.timeout(Math.min(Math.max(timeoutMs, 1), 2147483647));
+  const abort = new AbortController();
+  // Forgotten at the deadline, when the request and its body's reading end anyway.
+  const forget = holding(() => abort.abort(), of);
+  unref(setTimeout(() => {
+    forget();
+    abort.abort(new DOMException("", "TimeoutError"));
+  }, Math.min(Math.max(timeoutMs, 1), 2147483647)));
   // A GET (a snapshot read) carries no body.
-  return fetch(url, { method, headers: h, body: method === "GET" ? undefined : body, signal });
+  return fetch(url, { method, headers: h, body: method === "GET" ? undefined : body, signal: abort.signal });
 }
 
 // A whole answer's body, read and parsed here, once: `{ value }` (what
