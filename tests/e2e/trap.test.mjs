@@ -5,8 +5,10 @@
 // module: that instance stops. Meanwhile an intent is in flight (the
 // gateway holds its answer), its lock held. Then: the waiting call
 // settles (ModuleRestarted, or its real outcome); `onRestart` tells the
-// restart; the intent is driven by the fresh instance (which could not
-// take its lock had the stopped one kept it) and lands once; the next
+// restart; in a browser, another tab that asked for the intent's lock
+// before the trap is granted it within seconds; the intent is driven by
+// the fresh instance (which could not take its lock had the stopped one
+// kept it) and lands once; the next
 // send on the same client object succeeds; every intent the sweep started
 // lands at most once. Node's client keeps a memory journal across it.
 import { test, before, after } from "node:test";
@@ -59,6 +61,20 @@ function setup(edgeSource) {
     const stream = client.sendAndWaitStream(self.lock(held));
     stream.outcome.then((o) => { self.streamed = { status: o.status, code: o.error?.errorCode ?? null }; });
     for (let i = 0; i < 200 && !intentId; i++) await new Promise((r) => setTimeout(r, 10));
+    // Another tab (tests/e2e: `otherTab`) asks for the intent's lock, held here, and waits.
+    let queued = null;
+    if (self.BroadcastChannel && self.document) {
+      const name = `wow-command-client/${self.namespace}/${intentId}`;
+      for (let i = 0; i < 200 && !(await navigator.locks.query()).held.some((l) => l.name === name); i++) await new Promise((r) => setTimeout(r, 10));
+      const bc = new BroadcastChannel("trap-other-tab");
+      queued = await new Promise((resolve) => {
+        bc.onmessage = (e) => resolve(e.data);
+        bc.postMessage({ queue: name });
+        setTimeout(() => resolve(null), 5_000);
+      });
+      bc.close();
+    }
+    const trapAt = Date.now();
     const sweep = await self.trap(client, () => restarts.length > 0, other);
     const stoppedAt = Date.now();
     for (let i = 0; i < 300 && !self.outcome; i++) await new Promise((r) => setTimeout(r, 10));
@@ -66,15 +82,17 @@ function setup(edgeSource) {
     for (let i = 0; i < 300 && !self.streamed; i++) await new Promise((r) => setTimeout(r, 10));
     const streamed = self.streamed;
     // The in-flight intent is driven again by the fresh instance, under its lock.
+    // (The other tab may hold it for a moment as the fresh instance asks: then it asks again.)
     let record;
     for (let i = 0; i < 300; i++) {
       record = (await client.intents()).find((r) => r.intentId === intentId);
       if (record?.state === "succeeded") break;
+      if (queued && i % 20 === 19) await client.resume();
       await new Promise((r) => setTimeout(r, 50));
     }
     const next = await client.sendAndWait(self.lock(other));
     const all = (await client.intents()).map((r) => [r.aggregate.aggregateId, r.requestId, r.state]);
-    return { sweep, waited, streamed, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
+    return { sweep, queued, trapAt, stoppedAt, waited, streamed, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
       requestId: record?.requestId, next: next.succeeded, restarts: restarts.map((e) => [e.kind, e.reason]), all };
   };
 }
@@ -107,10 +125,23 @@ for (const engine of engines) {
     try {
       const [held, other] = [await createAccountOn(gateway.base, "trap"), await createAccountOn(gateway.base, "trap")];
       await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 2_000, times: 2 }] });
-      const page = await browser.newPage();
+      const context = await browser.newContext();
+      // The other tab: asks for a lock when told, and notes when it is granted (and lets it go at once).
+      const tab = await context.newPage();
+      await tab.goto(`${gateway.base}/pkg/index.js`);
+      await tab.evaluate(() => {
+        const bc = new BroadcastChannel("trap-other-tab");
+        bc.onmessage = async (e) => {
+          navigator.locks.request(e.data.queue, () => { window.granted = Date.now(); });
+          const pending = (await navigator.locks.query()).pending.some((l) => l.name === e.data.queue);
+          bc.postMessage({ pending, grantedBefore: window.granted ?? null });
+        };
+      });
+      const page = await context.newPage();
       await page.goto(`${gateway.base}/pkg/index.js`);
       await page.evaluate(setup, String(edgeRound));
       await page.evaluate(async (ns) => {
+        window.namespace = ns;
         const { default: init, WowClient } = await import("/pkg/index.js");
         await init();
         window.restarts = [];
@@ -126,7 +157,14 @@ for (const engine of engines) {
       if (process.env.TRAP_DEBUG) console.log(JSON.stringify(r));
       assert.ok(!r.error, r.error);
       await check(r, held);
+      // The other tab's ask waited behind this tab's hold, and was granted once the instance stopped.
+      assert.deepEqual(r.queued, { pending: true, grantedBefore: null }, "the other tab asked while the lock was held here");
+      const granted = await tab.evaluate(() => window.granted ?? null);
+      if (process.env.TRAP_DEBUG) console.log(`${engine}: the other tab was granted the lock ${granted - r.stoppedAt} ms after the sweep, ${granted - r.trapAt} ms after it began`);
+      assert.ok(granted !== null && granted >= r.trapAt, `the other tab was granted the intent's lock (${granted}, trap at ${r.trapAt})`);
+      assert.ok(granted - r.stoppedAt < 5_000, `within seconds of the stop (${granted - r.stoppedAt} ms after the sweep)`);
       await page.close();
+      await tab.close();
     } finally {
       await gateway.faults("DELETE");
       await browser.close();
