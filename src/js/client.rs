@@ -188,6 +188,14 @@ impl WowClient {
         WowClient::opened(&options, Some(store)).map(|(client, _)| client)
     }
 
+    /// Sets intent `intent` aside (src/web/instance.js: its handling
+    /// stopped the module twice), where unreadable records go. Not for
+    /// callers.
+    #[wasm_bindgen(js_name = __setAside, skip_typescript)]
+    pub fn set_aside(&self, intent: JsValue) -> js_sys::Promise {
+        self.read(Read::SetAside(intent.as_string().unwrap_or_default()))
+    }
+
     /// Sends a command and waits for its wait stage; resolves to the final
     /// CommandResult, throws `CommandError` for every other outcome.
     #[wasm_bindgen(js_name = sendAndWait, unchecked_return_type = "Promise<CommandResult>")]

@@ -225,6 +225,12 @@ export interface RestartTelemetryEvent {
   restarts: number;
   /** What stopped the module, e.g. "RangeError: Maximum call stack size exceeded". */
   reason: string;
+  /**
+   * The intents set aside before this restart: the module stopped twice while handling each (not
+   * counting its stack running out). Each is moved where unreadable records go (`quarantined()`),
+   * so that no tab drives it again and stops its module; usually empty.
+   */
+  setAside: string[];
 }
 
 /** One lifecycle event of an intent this client drives (`connect({ onEvent })`). Nothing secret: no body, no headers but `traceparent`. */

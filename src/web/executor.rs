@@ -48,6 +48,9 @@ extern "C" {
     fn holdings() -> JsValue;
     /// Whether the client is being freed by `free()`, not by its finalizer.
     fn freeing() -> bool;
+    /// The intent whose work is handled now ("": none), named should the
+    /// module stop meanwhile (src/web/instance.js).
+    fn handling(intent_id: &str);
     /// Lets go of them: its calls end, its locks, requests and channels go.
     #[wasm_bindgen(js_name = letGoOf)]
     fn let_go_of(of: &JsValue);
@@ -351,6 +354,7 @@ impl Executor {
 
     /// One wait ended.
     fn complete(&self, tag: u32, ok: bool, value: JsValue) {
+        handling(self.engine.borrow().intent_of(tag).unwrap_or_default());
         let now = time::now();
         self.engine.borrow_mut().set_online(is_online());
         if tag == TIMER {

@@ -5,8 +5,11 @@
 // client freed lets go of its own at once. Apart from the restart itself,
 // so that a module that never restarts (the consumer's) loads only this.
 
-/** The live instance's generation, why it stopped (until its restart), and whether `free()` is being called (not a finalizer). */
-export const life = { gen: 1, dead: undefined, freeing: false };
+/**
+ * The live instance's generation, why it stopped (until its restart), whether `free()` is being
+ * called (not a finalizer), the intent it handles now and the one it handled as it stopped.
+ */
+export const life = { gen: 1, dead: undefined, freeing: false, handling: "", blamed: "" };
 let held = new Set(); // what the live instance holds: each is let go with (why)
 let heldBy = 1; // the generation `held` is of
 
@@ -18,6 +21,9 @@ export function generation() { return life.gen; }
 
 /** Whether a client's free is its `free()` (its calls end), not its finalizer (they go on). */
 export const freeing = () => life.freeing;
+
+/** The intent whose work the module handles now (src/web/executor.rs), blamed should it stop meanwhile. */
+export function handling(id) { life.handling = id; }
 
 /** Whether a wait started under generation `g` may be delivered. */
 export const live = (g) => g === life.gen && !life.dead;

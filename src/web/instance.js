@@ -19,6 +19,8 @@ const collected = typeof FinalizationRegistry === "function" ? new FinalizationR
 let moving = false; // whether a client is still to move onto the fresh instance
 let why; // what stopped the last instance, for the clients' move
 const restarts = []; // when each restart was (the last minute's)
+const blamed = new Map(); // intent -> how many stops came while the module handled it
+let aside = []; // the intents to set aside before the clients resume (blamed twice)
 const LIMIT = 5;
 const WINDOW_MS = 60_000;
 
@@ -33,10 +35,12 @@ export function guard(exports) {
   for (const name in exports) {
     const f = exports[name];
     guarded[name] = typeof f !== "function" ? f : function () {
+      // Named again by the executor when it handles an intent's work.
+      life.handling = "";
       try {
         return f.apply(this, arguments);
       } catch (e) {
-        if (!life.dead) { life.dead = e; life.gen++; }
+        if (!life.dead) { life.dead = e; life.gen++; life.blamed = life.handling; }
         soon();
         throw e;
       }
@@ -113,6 +117,15 @@ function restart() {
     restarts.push(now);
     why = life.dead;
     life.dead = undefined;
+    // A trap while an intent's work was handled (not the stack running
+    // out: that is the caller's depth) blames it; twice, and it is set
+    // aside, so that no tab drives it into a stop again.
+    const id = life.blamed;
+    if (id && !outOfStack(why)) {
+      const n = (blamed.get(id) ?? 0) + 1;
+      blamed.set(id, n);
+      if (n > 1) { aside.push(id); blamed.delete(id); }
+    }
     moving = true;
   }
   if (!moving) return;
@@ -122,7 +135,7 @@ function restart() {
     if (on === life.gen) continue;
     let kept;
     try {
-      kept = take(text, restarts.length, free);
+      kept = take(text, restarts.length, free, aside);
     } catch (e) {
       if (outOfStack(e)) throw e; // moved by the next try
     }
@@ -131,6 +144,7 @@ function restart() {
   }
   moving = false;
   releasing = [];
+  aside = [];
 }
 
 /** A call into a stopped instance: restarted first, or told why it cannot be. */
@@ -168,7 +182,7 @@ export function instanceHooks(h) {
     if (free && Symbol.dispose && C.prototype[Symbol.dispose] === free) C.prototype[Symbol.dispose] = freed;
     for (const target of [C, C.prototype]) {
       for (const name of Object.getOwnPropertyNames(target)) {
-        if (name.startsWith("__") || name === "constructor" || name === "free") continue;
+        if ((name.startsWith("__") && name !== "__setAside") || name === "constructor" || name === "free") continue;
         const d = Object.getOwnPropertyDescriptor(target, name);
         const what = `${C.name}.${name}`;
         const wrap = (f) => function () {
@@ -202,15 +216,17 @@ export function carry(client, options, store) {
   // Where there is no WeakRef, the client is kept as long as the page. No
   // closure here may name `client`: it would hold it (and its store) for good.
   const ref = typeof WeakRef === "function" ? new WeakRef(client) : { o: client, deref() { return this.o; } };
-  const take = (why, restarts, free) => {
+  const take = (why, restarts, free, aside) => {
     const c = ref.deref();
     if (!c || !c.__wbg_ptr) return false;
     hooks.adopt(c, c.constructor.__reopen(options, store));
-    free.then(() => c.__wbg_ptr && c.resume()).catch(() => { /* each intent stays in the journal */ });
+    // What stopped the module twice is set aside (where it is this client's) before anything is driven.
+    free.then(() => Promise.all(aside.map((id) => c.__wbg_ptr && c.__setAside(id))))
+      .then(() => c.__wbg_ptr && c.resume()).catch(() => { /* each intent stays in the journal */ });
     try {
       const onRestart = options.onRestart;
       if (typeof onRestart === "function") {
-        Promise.resolve(onRestart({ version: 1, kind: "restarted", at: Date.now(), restarts, reason: why })).catch(() => {});
+        Promise.resolve(onRestart({ version: 1, kind: "restarted", at: Date.now(), restarts, reason: why, setAside: aside })).catch(() => {});
       }
     } catch { /* the listener's own failure */ }
   };

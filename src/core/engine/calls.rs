@@ -69,6 +69,15 @@ enum Kind {
 }
 
 impl CallTask {
+    /// The intent it handles: a send's, or one resumed.
+    pub(super) fn intent_id(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Send(s) => Some(&s.record.intent_id),
+            Kind::ResumeOne(r) => Some(&r.id),
+            _ => None,
+        }
+    }
+
     pub(super) fn resume(call: CallId, automatic: bool) -> CallTask {
         CallTask {
             call,
@@ -237,9 +246,10 @@ impl Engine {
     pub fn read(&mut self, now: i64, call: CallId, read: Read) {
         self.now = now;
         let me = self.new_id();
-        let find = match &read {
-            Read::Intent(id) => Some(id.clone()),
-            _ => None,
+        let (find, aside) = match &read {
+            Read::Intent(id) => (Some(id.clone()), None),
+            Read::SetAside(id) => (None, Some(id.clone())),
+            _ => (None, None),
         };
         self.tasks.push((
             me,
@@ -249,9 +259,10 @@ impl Engine {
                 kind: Kind::Read(read),
             }))),
         ));
-        match find {
-            Some(id) => self.find(me, &id, true),
-            None => self.list(me, None),
+        match (find, aside) {
+            (Some(id), _) => self.find(me, &id, true),
+            (_, Some(id)) => self.set_aside(me, &id),
+            _ => self.list(me, None),
         }
         self.run();
     }
@@ -1296,6 +1307,9 @@ pub enum Read {
     Connect,
     /// Prune or clear removing this many.
     Removing(u32),
+    /// Sets an intent aside, as an unreadable record is (quarantine): no
+    /// tab drives it again (its handling stopped the module twice).
+    SetAside(String),
 }
 
 impl Engine {
@@ -1328,6 +1342,7 @@ impl Engine {
                 return None;
             }
             (Read::Removing(n), Child::Removed(Ok(()))) => Reply::Count(*n),
+            (Read::SetAside(_), Child::Removed(Ok(()))) => Reply::Count(1),
             _ => return None,
         };
         self.settle(call, reply);

@@ -79,6 +79,13 @@ pub(super) struct DriveTask {
     check_withdrawn: bool,
 }
 
+impl DriveTask {
+    /// Its intent.
+    pub(super) fn intent_id(&self) -> &str {
+        &self.machine.record().intent_id
+    }
+}
+
 /// How a drive holds its intent's lock.
 pub(super) enum Locking {
     /// `drive_locked`: asked for now, waiting up to the caller's timeout.

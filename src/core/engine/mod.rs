@@ -280,6 +280,26 @@ impl Engine {
         self.online = online;
     }
 
+    /// The intent whose work (its send, its resume, its drive) operation
+    /// `op`'s answer serves, if any: what
+    /// the executor names as handled, so that an intent whose handling
+    /// stops the module can be set aside ([`Read::SetAside`]).
+    pub fn intent_of(&self, op: OpId) -> Option<&str> {
+        let mut task = self.ops.get(index(&self.ops, op, |o| o.0)?)?.1;
+        loop {
+            let (_, parent, state) = &self.tasks[index(&self.tasks, task, |t| t.0)?];
+            let id = match state {
+                Some(Task::Drive(d)) => Some(d.intent_id()),
+                Some(Task::Call(c)) => c.intent_id(),
+                _ => None,
+            };
+            if id.is_some() {
+                return id;
+            }
+            task = (*parent)?;
+        }
+    }
+
     /// The answer to operation `op`.
     pub fn handle(&mut self, now: i64, op: OpId, done: Done) {
         self.now = now;

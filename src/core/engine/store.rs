@@ -157,6 +157,14 @@ impl Engine {
         self.op(me, Do::Remove { keys });
     }
 
+    /// Moves intent `id`'s record aside (where unreadable ones go), if it is there.
+    pub(super) fn set_aside(&mut self, parent: TaskId, id: &str) {
+        let ns = &self.config.namespace;
+        let (from, to) = (key(ns, id), text!(aside_prefix(ns), id));
+        let me = self.child(parent, super::Task::Store(StoreTask::Remove));
+        self.op(me, Do::Aside { from, to });
+    }
+
     pub(super) fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
         let Wake::Op(done) = wake else {
             return Next::Keep(super::Task::Store(task));

@@ -778,3 +778,85 @@ fn a_leader_that_never_looks_costs_the_other_tabs_a_pause_not_their_answers() {
     );
     assert_eq!(w.gateway.arrivals.len(), 3, "each sent once");
 }
+
+/// `tabs` tabs, tab 0 with an intent in flight (its answer not yet come): its id.
+fn one_in_flight(tabs: usize) -> (World, String) {
+    let mut w = World::new(tabs);
+    w.latency = 50;
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60);
+    let id = w.records()[0].intent_id.clone();
+    (w, id)
+}
+
+#[test]
+fn an_intent_set_aside_is_named_while_driven_then_driven_by_no_tab_and_listed_as_quarantined() {
+    let (mut w, id) = one_in_flight(3);
+    // What tab 0 waits for is its drive's work: the executor names the intent.
+    let named: Vec<Option<&str>> = (w.later.iter())
+        .filter(|l| l.1 == 0)
+        .map(|l| w.tabs[0].engine.intent_of(l.2))
+        .collect();
+    assert!(
+        !named.is_empty() && named.iter().all(|n| *n == Some(id.as_str())),
+        "{named:?}"
+    );
+    assert_eq!(w.tabs[0].engine.intent_of(999_999), None);
+    // Its module stopped twice over it: the tab's locks go, and the intent is set aside.
+    w.close(0);
+    let now = w.now;
+    w.tabs[1].engine.read(now, 9, Read::SetAside(id.clone()));
+    w.run_until(now + 1_000);
+    assert!(
+        matches!(w.reply(1, 9), Some(Reply::Count(1))),
+        "{:?}",
+        w.reply(1, 9)
+    );
+    let now = w.now;
+    w.tabs[1].engine.resume(now, 7, false);
+    w.tabs[2].engine.resume(now, 8, false);
+    w.tabs[2].engine.read(now, 10, Read::Quarantined);
+    w.run_until(now + 60_000);
+    for (t, call) in [(1, 7), (2, 8)] {
+        let Some(Reply::Report { driven, busy }) = w.reply(t, call) else {
+            panic!("{:?}", w.reply(t, call));
+        };
+        assert!(
+            driven.is_empty() && busy.is_empty(),
+            "tab {t} drove it: {driven:?} {busy:?}"
+        );
+    }
+    assert!(w.records().is_empty(), "no longer among the intents");
+    let Some(Reply::Quarantined(q)) = w.reply(2, 10) else {
+        panic!("{:?}", w.reply(2, 10));
+    };
+    assert_eq!(q.len(), 1);
+    assert!(q[0].key.ends_with(&id), "{:?}", q[0].key);
+    // Setting aside what is not there changes nothing.
+    let now = w.now;
+    w.tabs[1]
+        .engine
+        .read(now, 11, Read::SetAside("nothing-here".into()));
+    w.run_until(now + 1_000);
+    assert!(matches!(w.reply(1, 11), Some(Reply::Count(1))));
+    assert_eq!(w.store.len(), 1, "{:?}", w.store.keys().collect::<Vec<_>>());
+}
+
+#[test]
+fn what_a_resume_waits_for_is_named_for_its_intent() {
+    let (mut w, id) = one_in_flight(2);
+    w.close(0);
+    let now = w.now;
+    w.tabs[1].engine.resume(now, 7, false);
+    let mut seen = 0;
+    for step in 1..40 {
+        w.run_until(now + step * 5);
+        for l in w.later.iter().filter(|l| l.1 == 1) {
+            if let Some(named) = w.tabs[1].engine.intent_of(l.2) {
+                assert_eq!(named, id);
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 0, "the resume's lock and reads were named");
+}
