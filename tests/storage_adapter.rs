@@ -220,6 +220,20 @@ fn values_cross_the_boundary_both_ways_as_json() {
     );
 }
 
+/// The deepest value JSON crosses with (MAX_NESTING levels: a body's
+/// `maxBodyDepth` is at most that, an answer is read with it) is walked in
+/// and written back out in every engine and in Node, in this unoptimised
+/// build too, whose frames are the largest; one level more is refused,
+/// not a trap.
+#[wasm_bindgen_test]
+fn the_deepest_value_allowed_crosses_in_every_engine() {
+    use wow_command_client::core::protocol::MAX_NESTING;
+    use wow_command_client::web::{json_from_js, to_js};
+    let deepest = json_from_js(nested(MAX_NESTING)).unwrap();
+    assert_eq!(json_of(&to_js(&deepest)).len(), 2 * MAX_NESTING as usize);
+    assert!(json_from_js(nested(MAX_NESTING + 1)).is_err());
+}
+
 /// The fingerprints' float text from the engine's digits is Rust's own text
 /// (`float_text`, compiled into this test, not into the shipped module):
 /// in Node and in each browser engine, over edge cases and a spread.
