@@ -3,7 +3,7 @@
 // flight on one account (the gateway holds their processing), each
 // intent's Web Lock held. Then `free()`: every waiting call settles at once
 // (`ClientFreed`, naming its intent), every intent's lock can be taken by
-// another at once, the freed object refuses further calls, and a second
+// another at once, its requests are aborted, the freed object refuses further calls, and a second
 // client of the same journal resumes the three intents, confirming first:
 // each lands exactly once.
 import { test, before, after } from "node:test";
@@ -21,6 +21,9 @@ async function scenario({ ns, held }) {
   await init();
   const command = (note) => ({ aggregate: { resource: "account", id: held }, action: "lock_amount", body: { amount: 1, note } });
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // Each request's signal, to see that letting go aborts it.
+  const signals = [], fetch0 = window.fetch;
+  window.fetch = (url, init) => { signals.push(init?.signal); return fetch0(url, init); };
   const a = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
   const ids = {}, ended = {};
   const at = () => performance.now();
@@ -38,10 +41,13 @@ async function scenario({ ns, held }) {
     await sleep(10);
   }
   const lockedBefore = (await heldNow()).filter((n) => names().includes(n)).length;
+  const sentBefore = signals.length;
   const freedAt = at();
   a.free();
   for (let i = 0; i < 200 && Object.keys(ended).length < 3; i++) await sleep(5);
   const settledMs = Math.max(...Object.values(ended).map((e) => (e.at ?? Infinity) - freedAt));
+  const aborted = signals.slice(0, sentBefore).filter((s) => s?.aborted).length;
+  window.fetch = fetch0;
   // Another holder takes each lock at once.
   const free = [];
   for (const name of names()) free.push(await navigator.locks.request(name, { ifAvailable: true }, (l) => l !== null));
@@ -57,7 +63,7 @@ async function scenario({ ns, held }) {
     await sleep(50);
   }
   b.free();
-  return { ids, ended, lockedBefore, settledMs, free, refused, driven: report.driven,
+  return { ids, ended, lockedBefore, settledMs, sentBefore, aborted, free, refused, driven: report.driven,
     records: records.map((r) => [r.intentId, r.requestId, r.state]) };
 }
 
@@ -83,6 +89,8 @@ for (const engine of engines) {
       assert.deepEqual([r.ended.streamed?.status, r.ended.streamed?.code], ["unknown", "ClientFreed"]);
       assert.ok(r.settledMs < 500, `every call settled ${r.settledMs} ms after free() (the gateway held them 2 s)`);
       assert.deepEqual(r.free, [true, true, true], "each intent's lock was free at once");
+      assert.ok(r.sentBefore >= 3, `its requests were made (${r.sentBefore})`);
+      assert.equal(r.aborted, r.sentBefore, "every request it had made was aborted");
       assert.match(r.refused ?? "", /freed/, "the freed object refuses a call");
       assert.equal(r.records.length, 3);
       for (const [, , state] of r.records) assert.equal(state, "succeeded", JSON.stringify(r.records));

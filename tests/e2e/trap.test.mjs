@@ -27,6 +27,11 @@ const unique = (prefix) => `${prefix}-${Math.random().toString(36).slice(2, 10)}
 // and `self.scenario`; `edgeSource` is tests/support/edge.mjs's `edgeRound` as text.
 function setup(edgeSource) {
   const edgeRound = (0, eval)(`(${edgeSource})`);
+  // Each request's signal, to see that the stop aborts what the stopped instance had in flight.
+  self.signals = [];
+  const fetch0 = self.fetch;
+  // (The module's own .wasm is fetched without one: not the SDK's request.)
+  self.fetch = (url, init) => { if (init?.signal) self.signals.push(init.signal); return fetch0(url, init); };
   self.lock = (id, extra = {}) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1, note: "at the edge" }, ...extra });
   // Calls `client.send` from the stack's edge (edgeRound), round after
   // round, until a call runs out inside the module, where it stops
@@ -75,7 +80,9 @@ function setup(edgeSource) {
       bc.close();
     }
     const trapAt = Date.now();
+    const sentBefore = self.signals.length;
     const sweep = await self.trap(client, () => restarts.length > 0, other);
+    const aborted = self.signals.slice(0, sentBefore).filter((s) => s.aborted).length;
     const stoppedAt = Date.now();
     for (let i = 0; i < 300 && !self.outcome; i++) await new Promise((r) => setTimeout(r, 10));
     const waited = self.outcome;
@@ -92,7 +99,7 @@ function setup(edgeSource) {
     }
     const next = await client.sendAndWait(self.lock(other));
     const all = (await client.intents()).map((r) => [r.aggregate.aggregateId, r.requestId, r.state]);
-    return { sweep, queued, trapAt, stoppedAt, waited, streamed, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
+    return { sweep, sentBefore, aborted, queued, trapAt, stoppedAt, waited, streamed, settledWithinMs: waited ? waited.at - stoppedAt : null, intentId, state: record?.state,
       requestId: record?.requestId, next: next.succeeded, restarts: restarts.map((e) => [e.kind, e.reason]), all };
   };
 }
@@ -107,6 +114,7 @@ async function check(r, held) {
     assert.equal(r.waited.intentId, r.intentId, "the error names the kept intent");
     assert.ok(r.settledWithinMs < 2_000, `settled ${r.settledWithinMs} ms after the restart`);
   }
+  assert.ok(r.sentBefore >= 1 && r.aborted === r.sentBefore, `the stopped instance's requests were aborted (${r.aborted} of ${r.sentBefore})`);
   assert.ok(r.streamed, "the stage stream in flight ended");
   assert.ok(r.streamed.status === "succeeded" || r.streamed.code === "ModuleRestarted", JSON.stringify(r.streamed));
   assert.equal(r.state, "succeeded", "the fresh instance took the intent's lock and finished it");
