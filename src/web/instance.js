@@ -165,9 +165,12 @@ export function instanceHooks(h) {
   hooks = h;
   for (const C of h.classes) {
     // `free()` (and `[Symbol.dispose]`) of an object of a stopped instance
-    // only drops it: that instance is never called again.
+    // only drops it: that instance is never called again. A second one does nothing.
     const free = C.prototype.free;
     const freed = function () {
+      // Freed already (a second free(), `using` after it): nothing to do.
+      // The glue would pass the module a null object, which throws through it.
+      if (!this.__wbg_ptr) return;
       takers.delete(takerOf.get(this));
       try { restart(); } catch { /* below */ }
       if (life.dead || moving) return void this.__destroy_into_raw();

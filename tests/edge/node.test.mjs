@@ -474,3 +474,19 @@ test("client.subscribe in Node.js: another client's intents, filtered, a throwin
   assert.throws(() => watcher.subscribe("not a function"), (e) => e instanceof TypeError && e.message === "subscribe: listener must be a function");
   assert.throws(() => watcher.subscribe(() => {}, { states: "succeeded" }), (e) => e instanceof TypeError && e.message === "subscribe: filter.states must be an array of intent states");
 });
+
+test("free() twice, or a dispose after it, does nothing: the module does not stop, and other clients go on", async () => {
+  const restarts = [];
+  const options = { baseUrl: gateway.base, storage: "memory", namespace: unique("free-twice"), onRestart: (e) => restarts.push(e.reason) };
+  const other = await WowClient.connect(options);
+  const client = await WowClient.connect(options);
+  client.free();
+  client.free();
+  client[Symbol.dispose]();
+  assert.throws(() => client.send({}), /WowClient\.send: the object was freed/);
+  const id = unique("acct");
+  const result = await other.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
+  assert.equal(result.errorCode, "Ok");
+  assert.deepEqual(restarts, [], "no restart");
+  other.free();
+});
