@@ -189,8 +189,11 @@ export function instanceHooks(h) {
         const d = Object.getOwnPropertyDescriptor(target, name);
         const what = `${C.name}.${name}`;
         const wrap = (f) => function () {
-          // A freed object's method would reach the module with no object (it throws through it).
-          if (this !== C && this && this.__wbg_ptr === 0) throw Error(`${what}: the object was freed`);
+          // A freed object's method, or one detached from its object, would
+          // reach the module with no object (it throws through it).
+          if (this !== C && !this?.__wbg_ptr) {
+            throw TypeError(`${what}: the object was freed, or the method was called detached from it`);
+          }
           if (life.dead || moving) {
             if (!h.atOnce.includes(name) && !d.get) return later(what, () => f.apply(this, arguments));
             revive(what);

@@ -475,7 +475,7 @@ test("client.subscribe in Node.js: another client's intents, filtered, a throwin
   assert.throws(() => watcher.subscribe(() => {}, { states: "succeeded" }), (e) => e instanceof TypeError && e.message === "subscribe: filter.states must be an array of intent states");
 });
 
-test("free() twice, or a dispose after it, does nothing: the module does not stop, and other clients go on", async () => {
+test("free() twice, or a dispose after it, does nothing, and a detached method says so: the module does not stop, other clients go on", async () => {
   const restarts = [];
   const options = { baseUrl: gateway.base, storage: "memory", namespace: unique("free-twice"), onRestart: (e) => restarts.push(e.reason) };
   const other = await WowClient.connect(options);
@@ -483,7 +483,11 @@ test("free() twice, or a dispose after it, does nothing: the module does not sto
   client.free();
   client.free();
   client[Symbol.dispose]();
-  assert.throws(() => client.send({}), /WowClient\.send: the object was freed/);
+  assert.throws(() => client.send({}), { name: "TypeError", message: "WowClient.send: the object was freed, or the method was called detached from it" });
+  // A method detached from its client (destructured, or called on another object) says so, and stops nothing either.
+  const { send } = other;
+  assert.throws(() => send({}), { name: "TypeError", message: "WowClient.send: the object was freed, or the method was called detached from it" });
+  assert.throws(() => other.intents.call({}), /WowClient\.intents: the object was freed, or the method was called detached/);
   const id = unique("acct");
   const result = await other.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
   assert.equal(result.errorCode, "Ok");
