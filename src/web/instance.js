@@ -190,8 +190,9 @@ export function instanceHooks(h) {
         const what = `${C.name}.${name}`;
         const wrap = (f) => function () {
           // A freed object's method, or one detached from its object, would
-          // reach the module with no object (it throws through it).
-          if (this !== C && !this?.__wbg_ptr) {
+          // reach the module with no object (it throws through it). A static
+          // one (`connect`) needs none: it may be called detached.
+          if (target !== C && !this?.__wbg_ptr) {
             throw TypeError(`${what}: the object was freed, or the method was called detached from it`);
           }
           if (life.dead || moving) {

@@ -488,6 +488,9 @@ test("free() twice, or a dispose after it, does nothing, and a detached method s
   const { send } = other;
   assert.throws(() => send({}), { name: "TypeError", message: "WowClient.send: the object was freed, or the method was called detached from it" });
   assert.throws(() => other.intents.call({}), /WowClient\.intents: the object was freed, or the method was called detached/);
+  // A static method needs no object: `connect` may be called detached (the web entry does).
+  const { connect } = WowClient;
+  (await connect(options)).free();
   const id = unique("acct");
   const result = await other.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
   assert.equal(result.errorCode, "Ok");
