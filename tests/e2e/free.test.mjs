@@ -105,3 +105,31 @@ for (const engine of engines) {
     }
   });
 }
+
+// The other way a client ends: the app drops it while a call still waits
+// (a script that awaits its one call and never names the client again).
+// Its finalizer frees it, and that call ends as it would have, not with
+// ClientFreed; then what the client held is let go.
+test("node: a client collected while its call waits lets that call end as it would", { timeout: 60_000 }, async () => {
+  const { setFlagsFromString } = await import("node:v8");
+  const { runInNewContext } = await import("node:vm");
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  const { WowClient } = await import("../../pkg/node.js");
+  const held = await createAccount(gateway.base, "collected");
+  await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 1_000, times: 1 }] });
+  try {
+    let client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: `collected-${Math.random().toString(36).slice(2, 10)}` });
+    const ref = new WeakRef(client);
+    const pending = client.sendAndWait({ aggregate: { resource: "account", id: held }, action: "lock_amount", body: { amount: 1, note: "collected" } });
+    client = null;
+    for (let i = 0; i < 20 && ref.deref(); i++) { await new Promise((r) => setTimeout(r, 10)); gc(); }
+    assert.equal(ref.deref(), undefined, "the client was collected while its call waited");
+    const result = await pending;
+    assert.equal(result.errorCode, "Ok", "the call ended as it would");
+    await gateway.idle();
+    assert.equal(await gateway.stored("account", held, result.requestId), 1);
+  } finally {
+    await gateway.faults("DELETE");
+  }
+});
