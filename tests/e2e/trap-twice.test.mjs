@@ -5,8 +5,9 @@
 // so the module stops while handling that intent, and again when its fresh
 // instance resumes it. Then it is moved where unreadable records go: the
 // third instance does not drive it (no third stop), `onRestart` names it,
-// `quarantined()` lists it, and it was never sent. The client goes on: the
-// next send succeeds.
+// `quarantined()` lists it, and it was sent at most once (its first
+// attempt may leave before its lock is granted). The client goes on: the next send
+// succeeds.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount, startGateway } from "../support/gateway.mjs";
@@ -84,7 +85,12 @@ for (const engine of engines) {
       assert.equal(r.next, true, "the next send succeeded");
       await gateway.idle();
       assert.equal(await gateway.stored("account", good, r.nextRequestId), 1);
-      assert.equal(await gateway.stored("account", bad, r.intentId), 0, "the set-aside intent was never sent");
+      // A new intent's first attempt may leave before its lock is granted (no
+      // other tab knows it yet): sent once at most, never again once set aside.
+      const { arrivals } = await (await fetch(`${gateway.base}/__gateway/arrivals?contains=${bad}`)).json();
+      const sends = arrivals.filter((a) => a.method === "POST" && a.requestId);
+      assert.ok(sends.length <= 1, `the set-aside intent was sent at most once: ${JSON.stringify(sends)}`);
+      assert.ok(await gateway.stored("account", bad, r.intentId) <= 1);
       await page.close();
     } finally {
       await browser.close();
