@@ -246,11 +246,12 @@ impl Engine {
     pub fn read(&mut self, now: i64, call: CallId, read: Read) {
         self.now = now;
         let me = self.new_id();
-        let (find, aside) = match &read {
-            Read::Intent(id) => (Some(id.clone()), None),
-            Read::SetAside(id) => (None, Some(id.clone())),
-            _ => (None, None),
+        // One intent's read, or setting one aside, starts from its id; the others list.
+        let id = match &read {
+            Read::Intent(id) | Read::SetAside(id) => Some(id.clone()),
+            _ => None,
         };
+        let aside = matches!(read, Read::SetAside(_));
         self.tasks.push((
             me,
             None,
@@ -259,10 +260,10 @@ impl Engine {
                 kind: Kind::Read(read),
             }))),
         ));
-        match (find, aside) {
-            (Some(id), _) => self.find(me, &id, true),
-            (_, Some(id)) => self.set_aside(me, &id),
-            _ => self.list(me, None),
+        match id {
+            Some(id) if aside => self.set_aside(me, &id),
+            Some(id) => self.find(me, &id, true),
+            None => self.list(me, None),
         }
         self.run();
     }
