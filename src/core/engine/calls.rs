@@ -132,7 +132,6 @@ impl Engine {
             key,
             record,
             fingerprint,
-            scope_lock: None,
             stage: SendStage::Starting,
         });
         let me = self.spawn(
@@ -145,17 +144,7 @@ impl Engine {
         // A scoped intent takes its place under the scope's lock, so two
         // tabs writing at the same moment agree on the order.
         if let Some(scope) = scope {
-            let name = text!("wow-command-client/", ns, "/scope/", scope);
-            let wait_ms = self.config.machine.caller_timeout_ms.max(1);
-            let op = self.op(
-                me,
-                Do::Lock {
-                    name,
-                    wait_ms,
-                    kind: LockKind::Scope,
-                },
-            );
-            self.set_send_lock(me, op);
+            self.join_line(me, &scope);
         }
         self.run();
     }
@@ -394,7 +383,6 @@ struct Send {
     /// The intent: new, replayed or sent again.
     record: IntentRecord,
     fingerprint: String,
-    scope_lock: Option<OpId>,
     stage: SendStage,
 }
 
@@ -442,6 +430,9 @@ impl Engine {
                 None
             }
             (SendStage::Starting, Wake::Op(Done::Locked(locked))) => {
+                if let Some(i) = self.line_at(s.record.scope.as_deref()) {
+                    self.lines[i].locked = Some(locked);
+                }
                 if locked == super::io::Locked::Busy {
                     let why = text!(
                         "scope `",
@@ -449,10 +440,7 @@ impl Engine {
                         "` stayed locked by another tab or worker; nothing was sent"
                     );
                     let busy = failed_outcome("IntentBusy", &why, Status::Unknown, Some(false));
-                    return self.send_failed(call, s, busy);
-                }
-                if locked != super::io::Locked::Held {
-                    s.scope_lock = None;
+                    return self.send_failed(me, call, s, busy);
                 }
                 self.begin(me, call, s)
             }
@@ -466,43 +454,29 @@ impl Engine {
                             self.place_or_write(me, call, s, true)
                         }
                         Ok(begun) => self.begun(me, call, s, begun),
-                        Err(e) => self.send_failed(call, s, journal_failure(e)),
+                        Err(e) => self.send_failed(me, call, s, journal_failure(e)),
                     }
                 }
                 Ok(None) => match s.record.aggregate.check_id(s.record.command.create) {
                     Ok(()) => self.place_or_write(me, call, s, false),
-                    Err(e) => self.send_failed(call, s, journal_failure(e)),
+                    Err(e) => self.send_failed(me, call, s, journal_failure(e)),
                 },
-                Err(e) => self.send_failed(call, s, journal_failure(e)),
+                Err(e) => self.send_failed(me, call, s, journal_failure(e)),
             },
             (SendStage::Placing { resent }, Wake::Child(Child::Listing(listed))) => match listed {
                 Ok(listing) => {
-                    take_place(&mut s.record, &listing.records);
-                    self.write_or_not(me, call, s, resent)
+                    if let Some(i) = self.line_at(s.record.scope.as_deref()) {
+                        self.lines[i].view = Some(listing.records);
+                    }
+                    self.take_place(me, call, s, resent)
                 }
-                Err(e) => self.send_failed(call, s, journal_failure(e.into())),
+                Err(e) => self.send_failed(me, call, s, journal_failure(e.into())),
             },
-            (SendStage::Writing { resent }, Wake::Child(Child::Wrote(written))) => match written {
-                Ok(revision) => {
-                    s.record.revision = revision;
-                    self.watch_write(call, s.record.clone());
-                    let record = s.record.clone();
-                    let begun = if resent {
-                        Begun::Unresolved(record)
-                    } else {
-                        Begun::Created(record)
-                    };
-                    self.begun(me, call, s, begun)
-                }
-                // Another tab began the same key at the same moment: theirs wins.
-                Err(StoreError::Conflict { .. }) => {
-                    let id = s.record.intent_id.clone();
-                    self.find(me, &id, false);
-                    s.stage = SendStage::Reread { resent };
-                    None
-                }
-                Err(e) => self.send_failed(call, s, journal_failure(e.into())),
-            },
+            (SendStage::Writing { resent }, Wake::Child(Child::Wrote(written))) => {
+                // A scoped intent's write is its place's: stored now.
+                self.hand_on(0, s.record.scope.as_deref(), false);
+                self.wrote(me, call, s, resent, written)
+            }
             (SendStage::Reread { resent }, Wake::Child(Child::Record(found))) => {
                 let begun = match (found, resent) {
                     (Ok(Some(now)), true) if now.state.is_settled() => Ok(Begun::Settled(now)),
@@ -516,7 +490,7 @@ impl Engine {
                 };
                 match begun {
                     Ok(begun) => self.begun(me, call, s, begun),
-                    Err(e) => self.send_failed(call, s, journal_failure(e)),
+                    Err(e) => self.send_failed(me, call, s, journal_failure(e)),
                 }
             }
             (SendStage::Turn(turn), wake) => self.step_turn(me, call, s, turn, wake),
@@ -533,6 +507,38 @@ impl Engine {
         }
     }
 
+    /// Its record was written (or not).
+    fn wrote(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        s: &mut Send,
+        resent: bool,
+        written: Result<u64, StoreError>,
+    ) -> Option<Child> {
+        match written {
+            Ok(revision) => {
+                s.record.revision = revision;
+                self.watch_write(call, s.record.clone());
+                let record = s.record.clone();
+                let begun = if resent {
+                    Begun::Unresolved(record)
+                } else {
+                    Begun::Created(record)
+                };
+                self.begun(me, call, s, begun)
+            }
+            // Another tab began the same key at the same moment: theirs wins.
+            Err(StoreError::Conflict { .. }) => {
+                let id = s.record.intent_id.clone();
+                self.find(me, &id, false);
+                s.stage = SendStage::Reread { resent };
+                None
+            }
+            Err(e) => self.send_failed(me, call, s, journal_failure(e.into())),
+        }
+    }
+
     /// A keyed intent looks for the key's stored intent first; a new one
     /// takes its place (when scoped) and is written (when keyed or scoped).
     fn begin(&mut self, me: TaskId, call: CallId, s: &mut Send) -> Option<Child> {
@@ -544,7 +550,7 @@ impl Engine {
         }
         match s.record.aggregate.check_id(s.record.command.create) {
             Ok(()) => self.place_or_write(me, call, s, false),
-            Err(e) => self.send_failed(call, s, journal_failure(e)),
+            Err(e) => self.send_failed(me, call, s, journal_failure(e)),
         }
     }
 
@@ -555,12 +561,36 @@ impl Engine {
         s: &mut Send,
         resent: bool,
     ) -> Option<Child> {
-        if let Some(scope) = s.record.scope.clone() {
-            self.list(me, Some(&scope));
+        if s.record.scope.is_some() {
+            let line = self.line_at(s.record.scope.as_deref());
+            if line.is_some_and(|i| self.lines[i].view.is_some()) {
+                return self.take_place(me, call, s, resent);
+            }
+            self.list(me, s.record.scope.as_deref());
             s.stage = SendStage::Placing { resent };
             return None;
         }
         self.write_or_not(me, call, s, resent)
+    }
+
+    /// Takes the place after the scope's records read under the line's
+    /// hold (and the places taken since), and writes it; the next send in
+    /// line takes its own at once.
+    fn take_place(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        s: &mut Send,
+        resent: bool,
+    ) -> Option<Child> {
+        let line = self.line_at(s.record.scope.as_deref());
+        if let Some(view) = line.and_then(|i| self.lines[i].view.as_mut()) {
+            take_place(&mut s.record, view);
+            view.push(s.record.clone());
+        }
+        let next = self.write_or_not(me, call, s, resent);
+        self.hand_on(me, s.record.scope.as_deref(), true);
+        next
     }
 
     /// A keyless, unscoped intent is not written here but by the machine's
@@ -587,9 +617,8 @@ impl Engine {
     }
 
     fn begun(&mut self, me: TaskId, call: CallId, s: &mut Send, begun: Begun) -> Option<Child> {
-        if let Some(lock) = s.scope_lock.take() {
-            self.tell(Do::Unlock { lock });
-        }
+        // Its place taken or not needed: the next send in line takes its own.
+        self.hand_on(me, s.record.scope.as_deref(), false);
         let record = match begun {
             Begun::Settled(record) => {
                 let outcome = Outcome::from_record(&record).with_create_hint(s.create);
@@ -618,22 +647,16 @@ impl Engine {
         None
     }
 
-    fn send_failed(&mut self, call: CallId, s: &mut Send, outcome: Outcome) -> Option<Child> {
-        if let Some(lock) = s.scope_lock.take() {
-            self.tell(Do::Unlock { lock });
-        }
+    fn send_failed(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        s: &mut Send,
+        outcome: Outcome,
+    ) -> Option<Child> {
+        self.hand_on(me, s.record.scope.as_deref(), false);
         self.settle(call, Reply::Failed(Box::new(outcome)));
         Some(Child::Nothing)
-    }
-
-    /// Remembers the scope lock's op in send task `me`.
-    fn set_send_lock(&mut self, me: TaskId, op: OpId) {
-        let i = super::index(&self.tasks, me, |t| t.0);
-        if let Some((_, _, Some(Task::Call(t)))) = i.map(|i| &mut self.tasks[i]) {
-            if let Kind::Send(s) = &mut t.kind {
-                s.scope_lock = Some(op);
-            }
-        }
     }
 
     // ------------------------------------------------------------ turn
@@ -654,12 +677,22 @@ impl Engine {
             // An abort while it waits says what was written: its ids, nothing sent.
             self.watch_write(call, s.record.clone());
         }
-        let turn = Turn {
+        let mut turn = Turn {
             until: self.now.saturating_add(s.config.caller_timeout_ms as i64),
             stage: TurnStage::Listing,
             before: String::new(),
             poked: false,
         };
+        // The one it waits for waits here too (a burst into one scope): its
+        // settling, or its caller giving up, is heard here, so the scope
+        // need not be read again until then.
+        let waits_for = s.record.waits_for.as_ref();
+        if let Some(before) = waits_for.filter(|b| self.waited_here.contains(b)) {
+            turn.before = before.clone();
+            let own = s.record.intent_id.clone();
+            self.listen(me, [turn.before.clone(), own]);
+            return self.turn_wait(me, call, s, turn, false);
+        }
         self.turn_look(me, call, s, turn)
     }
 
@@ -731,8 +764,10 @@ impl Engine {
             (TurnStage::Ahead, Wake::Child(Child::Resumed(..))) => {
                 self.turn_wait(me, call, s, turn, true)
             }
-            (TurnStage::Waiting, Wake::Timer | Wake::Poke) => self.turn_look(me, call, s, turn),
-            (_, Wake::Poke) => {
+            // Its turn came: the drive reads its record again under its lock.
+            (TurnStage::Waiting, Wake::Poke(true)) => self.turn_over(me, call, s, false),
+            (TurnStage::Waiting, Wake::Timer | Wake::Poke(_)) => self.turn_look(me, call, s, turn),
+            (_, Wake::Poke(_)) => {
                 turn.poked = true;
                 s.stage = SendStage::Turn(turn);
                 None
@@ -780,14 +815,19 @@ impl Engine {
         gave_up: bool,
     ) -> Option<Child> {
         let id = s.record.intent_id.clone();
-        self.waited_here.retain(|w| *w != id);
+        if let Some(i) = self.waited_here.iter().position(|w| *w == id) {
+            self.waited_here.swap_remove(i);
+        }
         let scope = s.record.scope.clone().unwrap_or_default();
         if let Some(i) = self.waiting_scopes.iter().position(|w| *w == scope) {
             self.waiting_scopes.swap_remove(i);
         }
         self.unlisten(me);
-        self.timers.retain(|(_, t)| *t != me);
+        self.untime(me);
         if gave_up {
+            // The one waiting behind it looks at the scope now: nobody
+            // here drives this one any more.
+            self.hear(&id, true, false);
             // The one before it may have settled just now, while this
             // caller still counted as its driver: look once more.
             if let Some(scope) = s.record.scope.clone() {

@@ -510,7 +510,12 @@ impl Engine {
     /// subscribers, and to this client's queued callers listening for it.
     pub(super) fn announce(&mut self, record: &IntentRecord, revision: u64) {
         self.tell(Do::Announce(events::announcement(record, revision)));
-        self.hear(&record.intent_id, record.state.is_settled());
+        let settled = record.state.is_settled();
+        self.hear(
+            &record.intent_id,
+            settled,
+            record.state != IntentState::Withdrawn,
+        );
     }
 
     /// What call `call`'s drive wrote last (an abort says so), and its

@@ -31,6 +31,7 @@ mod calls;
 mod drive;
 pub mod events;
 pub mod io;
+mod line;
 mod looks;
 pub mod requests;
 pub mod store;
@@ -112,9 +113,10 @@ enum Wake {
     Timer,
     /// The history probe answered its question.
     Answer(ConfirmAnswer),
-    /// An announcement it listens for, the runtime online again, or its
-    /// caller gone: look again.
-    Poke,
+    /// An announcement it listens for, or its caller gone: look again.
+    /// `true`: the one before it was settled by a drive, which ran in its
+    /// turn, so nothing before it is unsettled: its own turn has come.
+    Poke(bool),
 }
 
 /// A child task's result, for its parent.
@@ -191,6 +193,8 @@ pub struct Engine {
     waited_here: Vec<String>,
     /// The scopes of those callers, one entry each.
     waiting_scopes: Vec<String>,
+    /// The scopes this client's sends are taking places in.
+    lines: Vec<line::Line>,
     watched: Vec<Watched>,
 }
 
@@ -242,6 +246,7 @@ impl Engine {
             listening: Vec::new(),
             waited_here: Vec::new(),
             waiting_scopes: Vec::new(),
+            lines: Vec::new(),
             watched: Vec::new(),
         }
     }
@@ -371,18 +376,20 @@ impl Engine {
     pub fn handle_announced(&mut self, now: i64, intent_id: &str, state: &str) {
         self.now = now;
         let settled = matches!(state, "succeeded" | "rejected" | "conflict" | "withdrawn");
-        self.hear(intent_id, settled);
+        self.hear(intent_id, settled, state != "withdrawn");
         self.run();
     }
 
     /// Wakes the queued callers an announcement concerns: the one whose
     /// predecessor settled (any other change of it does not change whose
     /// turn it is), and the one whose own intent changed (withdrawn, or
-    /// sent by another tab).
-    fn hear(&mut self, intent_id: &str, settled: bool) {
+    /// sent by another tab). `driven`: not settled by a withdrawal.
+    fn hear(&mut self, intent_id: &str, settled: bool, driven: bool) {
         for (task, [before, own]) in &self.listening {
-            if own == intent_id || (settled && before == intent_id) {
-                self.wakes.push_back((*task, Wake::Poke));
+            if own == intent_id {
+                self.wakes.push_back((*task, Wake::Poke(false)));
+            } else if settled && before == intent_id {
+                self.wakes.push_back((*task, Wake::Poke(driven)));
             }
         }
     }
@@ -417,7 +424,7 @@ impl Engine {
         });
         // A queued caller's wait ends with it.
         for (task, _) in &self.listening {
-            self.wakes.push_back((*task, Wake::Poke));
+            self.wakes.push_back((*task, Wake::Poke(false)));
         }
         self.run();
     }
@@ -467,8 +474,15 @@ impl Engine {
 
     /// Wakes task `task` at `at`.
     fn timer(&mut self, task: TaskId, at: i64) {
-        self.timers.retain(|(_, t)| *t != task);
+        self.untime(task);
         self.timers.push((at, task));
+    }
+
+    /// Task `task`'s timer goes (a task has one at most).
+    fn untime(&mut self, task: TaskId) {
+        if let Some(i) = self.timers.iter().position(|(_, t)| *t == task) {
+            self.timers.swap_remove(i);
+        }
     }
 
     /// Delivers every wake due, performing what the probe asks between them.
@@ -510,7 +524,7 @@ impl Engine {
                 if let Some(i) = index(&self.tasks, id, |t| t.0) {
                     self.tasks.remove(i);
                 }
-                self.timers.retain(|(_, t)| *t != id);
+                self.untime(id);
                 self.unlisten(id);
                 if let Some(parent) = parent {
                     self.wakes.push_back((parent, Wake::Child(child)));
@@ -583,19 +597,24 @@ impl Engine {
     /// Task `task` listens for the announcements of intents `ids` (the
     /// executor hears the channel while anyone here listens).
     fn listen(&mut self, task: TaskId, ids: [String; 2]) {
+        if let Some(entry) = self.listening.iter_mut().find(|(t, _)| *t == task) {
+            entry.1 = ids;
+            return;
+        }
         if self.listening.is_empty() {
             self.tell(Do::Listen(true));
         }
-        self.listening.retain(|(t, _)| *t != task);
         self.listening.push((task, ids));
     }
 
     /// Task `task` stops listening.
     fn unlisten(&mut self, task: TaskId) {
-        let before = self.listening.len();
-        self.listening.retain(|(t, _)| *t != task);
-        if before > 0 && self.listening.is_empty() {
-            self.tell(Do::Listen(false));
+        // A task listens once at most.
+        if let Some(i) = self.listening.iter().position(|(t, _)| *t == task) {
+            self.listening.swap_remove(i);
+            if self.listening.is_empty() {
+                self.tell(Do::Listen(false));
+            }
         }
     }
 

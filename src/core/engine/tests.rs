@@ -131,6 +131,9 @@ pub(super) struct Tab {
     pub replies: Vec<(CallId, Reply)>,
     pub emitted: Vec<(CallId, StreamElement)>,
     pub closed: bool,
+    /// Its scope listings and its scope locks asked for.
+    pub scope_reads: usize,
+    pub scope_locks: usize,
 }
 
 /// Locks: name → (holder tab, op), and the waiting requests in order.
@@ -224,6 +227,8 @@ impl World {
                     replies: Vec::new(),
                     emitted: Vec::new(),
                     closed: false,
+                    scope_reads: 0,
+                    scope_locks: 0,
                 })
                 .collect(),
             store: BTreeMap::new(),
@@ -315,7 +320,8 @@ impl World {
                 let got = self.store.get(&key).map(|text| Self::entry(text));
                 self.answer(t, op, Done::Got(Ok(got)));
             }
-            Do::List { prefix, .. } => {
+            Do::List { prefix, only } => {
+                self.tabs[t].scope_reads += usize::from(only.is_some());
                 let entries = self
                     .store
                     .range(prefix.clone()..)
@@ -363,7 +369,12 @@ impl World {
             Do::Lock { kind, .. } if self.no_locks && kind != LockKind::Scope => {
                 self.answer(t, op, Done::Locked(Locked::Unsupported));
             }
-            Do::Lock { name, wait_ms, .. } => {
+            Do::Lock {
+                name,
+                wait_ms,
+                kind,
+            } => {
+                self.tabs[t].scope_locks += usize::from(kind == LockKind::Scope);
                 let free = !self.locks.held.iter().any(|(n, ..)| *n == name);
                 if free {
                     self.locks.held.push((name, t, op));
@@ -478,6 +489,8 @@ impl World {
             replies: Vec::new(),
             emitted: Vec::new(),
             closed: false,
+            scope_reads: 0,
+            scope_locks: 0,
         };
     }
 
@@ -645,6 +658,33 @@ fn a_scope_sends_in_the_order_written_and_waits_on_an_unknown_head() {
         records.iter().all(|r| r.state == IntentState::Succeeded),
         "{records:?}"
     );
+}
+
+#[test]
+fn a_burst_into_one_scope_reads_it_once_and_another_tab_waits_for_its_places() {
+    let mut w = World::new(2);
+    for call in 1..=20 {
+        w.send(0, call, intent("a1", None, Some("s")), SendMode::Outcome);
+    }
+    w.run_until(T0 + 1);
+    w.send(1, 99, intent("a1", None, Some("s")), SendMode::Outcome);
+    w.run_until(T0 + 60_000);
+    for call in 1..=20 {
+        assert_eq!(w.outcome(0, call).status, Status::Succeeded);
+    }
+    assert_eq!(w.outcome(1, 99).status, Status::Succeeded);
+    // One lock and one listing for the twenty places; the turns read the
+    // scope only where the one before is not waited for here.
+    assert_eq!(w.tabs[0].scope_locks, 1);
+    assert!(w.tabs[0].scope_reads <= 3, "{}", w.tabs[0].scope_reads);
+    let mut records = w.records();
+    records.sort_by_key(|r| r.scope_seq);
+    let seqs: Vec<_> = records.iter().map(|r| r.scope_seq.unwrap()).collect();
+    assert_eq!(seqs, (1..=21).collect::<Vec<_>>(), "one place each");
+    let sent: Vec<_> = records.iter().map(|r| r.request_id.clone()).collect();
+    assert_eq!(w.gateway.history["a1"], sent, "sent in the order written");
+    // The other tab's place came after the burst's, all stored first.
+    assert_eq!(records[20].request_id, w.outcome(1, 99).request_id);
 }
 
 #[test]
