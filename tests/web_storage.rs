@@ -390,4 +390,55 @@ mod client_lock {
         let request_id = outcome["requestId"].as_str().unwrap();
         assert_eq!(stored("account", &id, request_id).await, 1);
     }
+
+    /// Two clients over one IndexedDB journal fire bursts into one scope at
+    /// once (each burst takes its places under one hold of the scope's lock):
+    /// every intent gets a place of its own, and history holds each once, in
+    /// the order of the places.
+    #[wasm_bindgen_test]
+    async fn two_bursts_into_one_scope_are_sent_once_each_in_the_order_of_their_places() {
+        let ns = unique("burst");
+        let options = json!({"namespace": ns, "storage": "indexedDB", "timeoutMs": 20000});
+        let (a, b) = (client(options.clone()).await, client(options).await);
+        let id = unique("acct");
+        settle(a.send_and_wait(create(&id), None)).await.unwrap();
+        let scope = json!({"scope": format!("account:{id}")});
+        let mut calls = Vec::new();
+        for n in 0..40 {
+            let c = if n % 4 == 3 { &b } else { &a };
+            calls.push(c.send(with(&lock(&id, 1), scope.clone()), None));
+        }
+        let mut sent = Vec::new();
+        for call in calls {
+            let outcome = rust(&settle(call).await.unwrap());
+            assert_eq!(outcome["status"], "succeeded", "{outcome}");
+            sent.push(outcome["requestId"].as_str().unwrap().to_owned());
+        }
+        let listed = rust(&settle(a.intents()).await.unwrap());
+        let mut placed: Vec<(u64, String)> = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["scope"] == format!("account:{id}"))
+            .map(|r| {
+                let seq = r["scopeSeq"].as_u64().unwrap();
+                (seq, r["requestId"].as_str().unwrap().to_owned())
+            })
+            .collect();
+        placed.sort();
+        let seqs: Vec<u64> = placed.iter().map(|(seq, _)| *seq).collect();
+        assert_eq!(seqs, (1..=40).collect::<Vec<u64>>(), "one place each");
+        let history = history(&id).await;
+        let in_order: Vec<String> = placed.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(
+            history[1..],
+            in_order[..],
+            "each once, in the order of the places"
+        );
+        sent.sort();
+        let mut appended = history[1..].to_vec();
+        appended.sort();
+        assert_eq!(appended, sent);
+        settle(a.clear()).await.unwrap();
+    }
 }
