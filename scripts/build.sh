@@ -28,12 +28,17 @@ module() { # out-name, cargo feature arguments
   node scripts/strip-wasm.mjs "pkg/${name}_bg.wasm"
   # Chosen binaryen passes only (npm `binaryen`): identical functions merged
   # (monomorphised copies), what nothing reaches dropped, peephole rewrites,
-  # locals renumbered by use, the target_features section dropped. -Oz as a
-  # whole makes the gzip larger (docs/benchmarks.md); these make it smaller.
+  # locals renumbered by use, the target_features section dropped; then a
+  # second round, chosen one pass at a time by what it saves of the gzip
+  # (branches, no-ops, identical tails folded, blocks merged, locals reused).
+  # -Oz as a whole makes the gzip larger (docs/benchmarks.md); these make it smaller.
   node_modules/.bin/wasm-opt --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     --duplicate-function-elimination --reorder-locals --remove-unused-module-elements \
-    --optimize-instructions --strip-target-features "pkg/${name}_bg.wasm" -o "pkg/${name}_bg.wasm"
+    --optimize-instructions --strip-target-features \
+    --remove-unused-brs --optimize-instructions --vacuum --duplicate-function-elimination --code-folding \
+    --simplify-locals-nostructure --merge-blocks --remove-unused-names --coalesce-locals-learning \
+    --reorder-locals --vacuum "pkg/${name}_bg.wasm" -o "pkg/${name}_bg.wasm"
   # wasm-bindgen declares `[Symbol.dispose]()` on every class, which a lib
   # before esnext.disposable does not know (TS2550 under es2022 without
   # skipLibCheck). Declaring the symbol merges with the lib where it has it,
