@@ -58,7 +58,9 @@ export function sizes() {
   const both = total([...new Set([...shippedBy(apps.client), ...shippedBy(apps.consumer)])]);
   // The React entry on top of the client (React itself is the app's).
   const react = total([...shippedBy(apps.client), "react.js"]);
-  return { ...client, consumer, both, react };
+  // The devtools panel: its own entry, downloaded only by an app that imports it.
+  const devtools = total(["devtools.js"]);
+  return { ...client, consumer, both, react, devtools };
 }
 
 // ---- wasm structure -------------------------------------------------------
@@ -163,6 +165,7 @@ export function report(namesPath) {
   }
   const reactEntry = s.react.rows.find((r) => r.file === "react.js");
   out.push(`client + react: WowClient with the react entry (React itself not counted); the entry alone: ${reactEntry.gzip} B gzip, ${reactEntry.brotli} B brotli`);
+  out.push(`the devtools panel (./devtools, on top of the client; nothing for an app that does not import it): ${s.devtools.total.gzip} B gzip, ${s.devtools.total.brotli} B brotli (gate ${budget.devtoolsCeilingGzipBytes})`);
   const wasmBytes = readFileSync(join(pkg, "wow_command_client_bg.wasm"));
   out.push("\nwasm sections");
   out.push(table(sections(wasmBytes).map((x) => ({ ...x, share: x.size / wasmBytes.length })), [
@@ -191,9 +194,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(text);
   if (args.includes("--check")) {
     const over = [["WowClient only", s.total.gzip, budget.ceilingGzipBytes],
-      ["consumer only", s.consumer.total.gzip, budget.consumerCeilingGzipBytes]].filter(([, n, max]) => n > max);
+      ["consumer only", s.consumer.total.gzip, budget.consumerCeilingGzipBytes],
+      ["the devtools panel", s.devtools.total.gzip, budget.devtoolsCeilingGzipBytes]].filter(([, n, max]) => n > max);
     for (const [name, n, max] of over) console.error(`size: ${name}: ${n} bytes gzip is over the gate of ${max} (bench/size-budget.json)`);
     if (over.length) process.exit(1);
-    console.log(`size: WowClient only ${s.total.gzip} bytes gzip (gate ${budget.ceilingGzipBytes}), consumer only ${s.consumer.total.gzip} (gate ${budget.consumerCeilingGzipBytes})`);
+    console.log(`size: WowClient only ${s.total.gzip} bytes gzip (gate ${budget.ceilingGzipBytes}), consumer only ${s.consumer.total.gzip} (gate ${budget.consumerCeilingGzipBytes}), devtools ${s.devtools.total.gzip} (gate ${budget.devtoolsCeilingGzipBytes})`);
   }
 }

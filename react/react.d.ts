@@ -69,3 +69,9 @@ export function useIntent(intent: string | null | undefined): IntentRecord | nul
 
 /** The journal's records matching `filter`, oldest first, live (`[]` until first read); the same array while none of them changed. */
 export function useIntents(filter?: IntentFilter): readonly IntentRecord[];
+
+/**
+ * The devtools panel (`wow-command-client/devtools`) for the provider's client (or `client`),
+ * loaded when first mounted: render it only in development, or behind a flag. Renders nothing itself.
+ */
+export function WowDevtools(props: { client?: WowClient | null } & import("wow-command-client/devtools").DevtoolsOptions): null;

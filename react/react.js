@@ -287,3 +287,26 @@ function journalStore(client) {
     snapshot: () => records,
   };
 }
+
+/**
+ * The devtools panel (`wow-command-client/devtools`) for the provider's
+ * client (or `client`), loaded when first mounted: render it only in
+ * development, or behind a flag, and production downloads none of it.
+ * Unmounting removes the panel; it never touches an intent by itself.
+ */
+export function WowDevtools({ client: given, ...options }) {
+  const value = useContext(Context);
+  const client = given ?? value?.client ?? null;
+  const latest = useRef(options);
+  latest.current = options;
+  useEffect(() => {
+    if (!client) return undefined;
+    let mounted = null, gone = false;
+    import("wow-command-client/devtools").then(
+      ({ mountDevtools }) => { if (!gone) mounted = mountDevtools(client, latest.current); },
+      () => {}, // the panel failing to load never reaches the app
+    );
+    return () => { gone = true; mounted?.unmount(); };
+  }, [client]);
+  return null;
+}

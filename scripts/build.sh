@@ -105,6 +105,9 @@ cp adapters/adapters.js adapters/adapters.d.ts adapters/node-adapters.js adapter
 # React bindings: a separate entry, so the client-only download does not change.
 cp react/react.js react/react.d.ts pkg/
 node scripts/minify-js.mjs pkg/react.js
+# The devtools panel: a separate entry, loaded only by apps that import it.
+cp devtools/devtools.js devtools/devtools.d.ts pkg/
+node scripts/minify-js.mjs pkg/devtools.js
 # The Service Worker entry: resume() from the same IndexedDB journal when no page is there.
 cp worker/service-worker.js worker/service-worker.d.ts pkg/
 # The command generator (`npx wow-command-client generate`, Node only) and what a package carries.
@@ -112,7 +115,7 @@ mkdir -p pkg/generator
 cp generator/generate.mjs generator/generate.d.ts generator/cli.mjs pkg/generator/
 # The README and the guides it links to, so its links resolve in node_modules too.
 cp README.md CONTRIBUTING.md CHANGELOG.md LICENSE pkg/
-mkdir -p pkg/docs && cp docs/*.md pkg/docs/
+mkdir -p pkg/docs && cp docs/*.md docs/*.png pkg/docs/
 cat > pkg/index.d.ts <<'TS'
 export * from './wow_command_client.js';
 export { default } from './wow_command_client.js';
@@ -155,6 +158,7 @@ cat > pkg/package.json <<JSON
     "./service-worker": { "types": "./service-worker.d.ts", "default": "./service-worker.js" },
     "./adapters/node": { "types": "./node-adapters.d.ts", "default": "./node-adapters.js" },
     "./react": { "types": "./react.d.ts", "default": "./react.js" },
+    "./devtools": { "types": "./devtools.d.ts", "default": "./devtools.js" },
     "./generator": { "types": "./generator/generate.d.ts", "default": "./generator/generate.mjs" },
     "./wasm": "./wow_command_client_bg.wasm",
     "./package.json": "./package.json"
@@ -164,7 +168,7 @@ cat > pkg/package.json <<JSON
   "peerDependenciesMeta": { "openapi-typescript": { "optional": true }, "react": { "optional": true } },
   "engines": { "node": ">=18" },
   "sideEffects": ["./snippets/*", "./index.js", "./consumer-web.js", "./node.js", "./workerd.js", "./consumer-node.js", "./consumer-workerd.js"],
-  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "docs/*.md", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "LICENSE"]
+  "files": ["*.js", "*.d.ts", "*.wasm", "snippets", "generator", "docs/*.md", "docs/*.png", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "LICENSE"]
 }
 JSON
 for api in wow_command_client consumer; do

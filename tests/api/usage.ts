@@ -9,6 +9,7 @@ import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } fro
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
 import { fileAdapter } from "../../pkg/node-adapters.js";
 import { driveInBackground, requestBackgroundSync } from "../../pkg/service-worker.js";
+import { mountDevtools, diagnostics, type Diagnostics } from "../../pkg/devtools.js";
 
 async function example(): Promise<void> {
   await init();
@@ -139,3 +140,16 @@ async function history(): Promise<void> {
   await WowClient.connect({ baseUrl: "x", confirmBatch: async () => [{ appended: true }] });
 }
 void history;
+
+// The devtools panel: mounted for a client, its export typed.
+async function devtools(client: WowClient): Promise<void> {
+  const { element, unmount } = mountDevtools(client, { position: "top-left", theme: "dark", remember: false });
+  const exported: Diagnostics | undefined = element?.exportDiagnostics({ bodies: false });
+  const attempts: number = exported?.intents[0]?.attempts.length ?? 0;
+  const offline: Diagnostics = diagnostics(await client.intents(), { bodies: true });
+  void attempts; void offline;
+  unmount();
+  // @ts-expect-error: not a position
+  mountDevtools(client, { position: "middle" });
+}
+void devtools;
