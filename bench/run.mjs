@@ -8,6 +8,7 @@
 //                      [--body-sizes 1000,900000] [--body-commands 5]   (bodies)
 //                      [--scoped 100]   (scope)
 //                      [--escalated 100] [--idle 60]   (history)
+//                      [--panel 10000]   (devtools)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -547,6 +548,22 @@ try {
     ["JSON bytes / intent", (r) => r.jsonBytesPerIntent.toFixed(0)], ["stored bytes / intent", (r) => r.storedBytesPerIntent.toFixed(0)]]));
   console.log("target: the scan under 1 s");
   results.journal = j;
+  }
+
+  // ---- 5c. the devtools panel ---------------------------------------------
+  // `--panel 10000`: the panel opened on a journal of that many intents, then
+  // 20 changes (sends) while it is open: its first rows, and each change's
+  // panel work (a windowed list: filter and draw the visible rows).
+  if (wanted("devtools")) {
+  const n = Number(args.panel ?? 10_000);
+  section(`5c. The devtools panel: opened on ${n} intents, then 20 changes`);
+  const d = await run("devtoolsPanel", n, 20);
+  console.log(table([
+    { what: "first rows drawn after mounting it open", value: ms(d.firstRows), target: "≤ 1 s" },
+    { what: "a change: its panel work, median (max)", value: `${ms(pct(d.costs, 50))} (${ms(Math.max(...d.costs))})`, target: "≤ 16 ms" },
+    { what: "rows in the DOM (windowed)", value: `${d.rowsDrawn} of ${d.shown}`, target: "" },
+  ], [["", (r) => r.what], ["figure", (r) => r.value], ["target", (r) => r.target]]));
+  results.devtools = d;
   }
 
   // ---- 5b. footprint per intent -------------------------------------------

@@ -41,6 +41,12 @@ const client = await WowClient.connect({
   onRestart: (e) => { restarts.push(e); trace?.(e); },
   ...(trace ? { onEvent: trace } : {}),
 });
+// The devtools panel (`wow-command-client/devtools`): every intent of this
+// journal, live, behind the button at the bottom right. Loaded on its own
+// after the page is up; a page without it works the same (`?devtools=0`).
+if (params.get("devtools") !== "0") {
+  import("/pkg/devtools.js").then(({ mountDevtools }) => mountDevtools(client)).catch(() => {});
+}
 // Asked at connect, never awaited: Firefox answers only when the user
 // answers its prompt, and nothing here waits for that.
 $("persistence").textContent = "Asked the browser to keep this site's storage…";

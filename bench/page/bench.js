@@ -528,5 +528,45 @@ export async function footprint(n) {
   return rows;
 }
 
-window.bench = {  overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
+/** 5c. The devtools panel on a journal of `n` intents (a memory adapter
+ * holding copies of one real record): from mounting it open to its first
+ * rows drawn (wall time), then `changes` intents sent one after another,
+ * each change's panel work (filter and draw of the visible rows) timed. */
+export async function devtoolsPanel(n, changes) {
+  const { mountDevtools } = await import("/pkg/devtools.js");
+  const map = new Map();
+  const namespace = unique("devtools");
+  const id = await account();
+  const seed = await WowClient.connect({ baseUrl: base, storage: memoryAdapter(map), namespace, timeoutMs: 30_000 });
+  await seed.sendAndWait(lock(id));
+  seed.free();
+  const [[key, text]] = [...map];
+  const record = JSON.parse(text);
+  const prefix = key.slice(0, key.length - record.intentId.length);
+  for (let i = 0; i < n; i++) {
+    const intentId = `${record.intentId.slice(0, 24)}${String(i).padStart(12, "0")}`;
+    map.set(prefix + intentId, JSON.stringify({ ...record, intentId, requestId: intentId, createdAt: record.createdAt - n + i }));
+  }
+  const client = await WowClient.connect({ baseUrl: base, storage: memoryAdapter(map), namespace, timeoutMs: 30_000 });
+  const t0 = performance.now();
+  const { element, unmount } = mountDevtools(client, { open: true, remember: false });
+  while (!element.shadowRoot?.querySelector(".row")) await new Promise((r) => setTimeout(r, 1));
+  const firstRows = performance.now() - t0;
+  const shown = element.shown.length;
+  const costs = [];
+  const refilter = element.refilter.bind(element);
+  element.refilter = (c) => { const t = performance.now(); refilter(c); costs.push(performance.now() - t); };
+  for (let i = 0; i < changes; i++) {
+    const before = costs.length;
+    await client.sendAndWait(lock(id));
+    while (costs.length === before || element.changed.size || element.flushing) await new Promise((r) => setTimeout(r, 1));
+  }
+  const rowsDrawn = element.shadowRoot.querySelectorAll(".row").length;
+  unmount();
+  await client.clear();
+  client.free();
+  return { n, shown, firstRows, rowsDrawn, costs };
+}
+
+window.bench = { devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
