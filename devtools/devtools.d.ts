@@ -5,6 +5,7 @@ export type DevtoolsPosition = "bottom-right" | "bottom-left" | "top-right" | "t
 /** Its colours: the system's, light or dark. */
 export type DevtoolsTheme = "system" | "light" | "dark";
 
+/** `mountDevtools`'s options (and `WowDevtools`'s props); each may be left out. */
 export interface DevtoolsOptions {
   /** Open at once (default: as last left, else closed). */
   open?: boolean;
@@ -44,6 +45,7 @@ export interface IntentDiagnostics {
   body?: unknown;
 }
 
+/** The export for a support ticket: which intents, when, and whether their bodies are in it. */
 export interface Diagnostics {
   kind: "wow-command-client diagnostics";
   exportedAt: string;
@@ -65,7 +67,14 @@ export function defineDevtools(tag?: string): string;
  * Mounts the panel for `client`, closed behind a small button unless remembered open.
  * Where there is no document (server rendering, a worker) it mounts nothing (`element` null).
  */
-export function mountDevtools(client: WowClient, options?: DevtoolsOptions): { element: WowDevtoolsElement | null; unmount(): void };
+export function mountDevtools(client: WowClient, options?: DevtoolsOptions): MountedDevtools;
+
+/** A mounted panel: its element (null where nothing was mounted) and how to remove it. */
+export interface MountedDevtools {
+  element: WowDevtoolsElement | null;
+  /** Removes the panel (it stops listening); the client and its intents are untouched. */
+  unmount(): void;
+}
 
 /** Diagnostics of `records` for a support ticket: no body unless `bodies`. */
 export function diagnostics(records: IntentRecord[], options?: { bodies?: boolean; namespace?: string | null; now?: number }): Diagnostics;
