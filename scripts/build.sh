@@ -48,18 +48,21 @@ module() { # out-name, cargo feature arguments
 }
 module wow_command_client
 module consumer --no-default-features --features consumer
+snippets=$(cd pkg && ls -d snippets/*)
+# Each glue with its snippets in one file, exporting its error class.
+node scripts/bundle-glue.mjs pkg/wow_command_client.js CommandError "${snippets}/src/js/support.js"
+node scripts/bundle-glue.mjs pkg/consumer.js EffectError "${snippets}/src/js/effect_error.js"
 # The glue and the snippets, minified (terser): what a browser downloads.
 node scripts/minify-js.mjs pkg/wow_command_client.js pkg/consumer.js $(find pkg/snippets -name '*.js')
 # Short names for each module's imports from its glue, in both (the hash
 # digits of wasm-bindgen's names are what gzip cannot shrink).
 node scripts/short-imports.mjs pkg/wow_command_client_bg.wasm pkg/wow_command_client.js
 node scripts/short-imports.mjs pkg/consumer_bg.wasm pkg/consumer.js
-snippets=$(cd pkg && ls -d snippets/*)
 # A glue module and a .d.ts per API; an entry per runtime, differing only in
 # how the .wasm is loaded. Every entry's default export is `init()`: the web
 # entry fetches the module, node and workerd have it loaded at import time.
-entries() { # glue, wasm, error class:its snippet in src/js, web entry, node entry, workerd entry, Class.opener
-  local glue=$1 wasm=$2 classes="export { ${3%%:*} } from './${snippets}/src/js/${3#*:}';"
+entries() { # glue, wasm, error class (exported by the bundled glue):its snippet, web entry, node entry, workerd entry, Class.opener
+  local glue=$1 wasm=$2 classes="export { ${3%%:*} } from './$1.js';"
   local class=${7%%.*} opener=${7#*.}
   # The web entry's opener loads the module itself when init() was not
   # called (the .wasm beside the glue; an init() under way is awaited), and

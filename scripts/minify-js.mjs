@@ -17,7 +17,10 @@ for (const file of process.argv.slice(2)) {
     compress: { passes: 2 },
     mangle: true,
     keep_classnames: true,
-    format: { comments: false },
+    // Short lines: an engine that prints the line of an error (Node's
+    // "Exception in PromiseRejectCallback", a stack trace's excerpt) prints
+    // at most a thousand characters, not the whole bundled glue.
+    format: { comments: false, max_line_len: 1000 },
   });
   writeFileSync(file, out.code);
   before += code.length;
