@@ -234,7 +234,7 @@ function elementClass() {
       ui.bodies = h("input", { type: "checkbox", "aria-label": "Include bodies in the export" });
       ui.pruneAsk = h("span", { hidden: true },
         h("span", { class: "ask" }),
-        h("button", { onclick: () => this.act("prune", async () => `${await this.client.prune()} settled intents pruned`, () => { ui.pruneAsk.hidden = true; }) }, "Prune"),
+        h("button", { onclick: () => this.act("prune", async () => `${await this.client.prune()} settled intents pruned`, () => { ui.pruneAsk.hidden = true; this.load(); }) }, "Prune"),
         h("button", { onclick: () => { ui.pruneAsk.hidden = true; } }, "Keep"));
       ui.viewport = h("div", { class: "viewport", role: "list", "aria-label": "Intents, newest first", onscroll: () => this.draw() });
       ui.spacer = h("div", { class: "spacer" });
@@ -385,7 +385,9 @@ function elementClass() {
       const focused = this.shadowRoot.activeElement?.closest?.(".row")?.dataset.id;
       ui.rows.replaceChildren(...rows);
       if (focused) ui.rows.querySelector(`.row[data-id="${CSS_escape(focused)}"] .open`)?.focus();
-      if (this.chosen) this.drawDetail();
+      // The detail is drawn again only when its record changed: a redraw
+      // would close its body and clear what is typed in it.
+      if (this.chosen && this.records.get(this.chosen) !== this.detailOf) this.drawDetail();
     }
 
     row(r, now, index) {
@@ -418,6 +420,7 @@ function elementClass() {
 
     choose(id) {
       this.chosen = this.chosen === id ? null : id;
+      this.detailOf = undefined;
       this.draw();
       this.ui.detail.hidden = !this.chosen;
       if (this.chosen) this.ui.detail.querySelector("h3")?.focus();
@@ -425,6 +428,7 @@ function elementClass() {
 
     drawDetail() {
       const r = this.records.get(this.chosen);
+      this.detailOf = r;
       const d = this.ui.detail;
       if (!r) { d.hidden = true; this.chosen = null; return; }
       const a = r.aggregate ?? {};
@@ -487,7 +491,8 @@ function elementClass() {
 
     // ------------------------------------------------------------ acting
 
-    /** Runs a person's action; its answer or the SDK's refusal, in its own words, goes to the status line. */
+    /** Runs a person's action; its answer or the SDK's refusal, in its own words, goes to the status line.
+     * What it changes is announced and read intent by intent (`heard`); a prune announces nothing, so it reloads. */
     async act(name, f, after) {
       this.say(`${name}…`);
       try {
@@ -496,7 +501,6 @@ function elementClass() {
         this.say(`${name} refused: ${e?.code ? `${e.code}: ` : ""}${e?.message ?? e}`);
       } finally {
         after?.();
-        this.load();
       }
     }
 
