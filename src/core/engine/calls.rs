@@ -468,7 +468,7 @@ impl Engine {
                     if let Some(i) = self.line_at(s.record.scope.as_deref()) {
                         self.lines[i].view = Some(listing.records);
                     }
-                    self.take_place(me, call, s, resent)
+                    self.place_in_line(me, call, s, resent)
                 }
                 Err(e) => self.send_failed(me, call, s, journal_failure(e.into())),
             },
@@ -564,7 +564,7 @@ impl Engine {
         if s.record.scope.is_some() {
             let line = self.line_at(s.record.scope.as_deref());
             if line.is_some_and(|i| self.lines[i].view.is_some()) {
-                return self.take_place(me, call, s, resent);
+                return self.place_in_line(me, call, s, resent);
             }
             self.list(me, s.record.scope.as_deref());
             s.stage = SendStage::Placing { resent };
@@ -576,7 +576,7 @@ impl Engine {
     /// Takes the place after the scope's records read under the line's
     /// hold (and the places taken since), and writes it; the next send in
     /// line takes its own at once.
-    fn take_place(
+    fn place_in_line(
         &mut self,
         me: TaskId,
         call: CallId,
