@@ -251,6 +251,9 @@ const started = new Set();
 const answered = new Map(); // op → requestId of an outcome the caller received
 let reissuedInline = 0;
 let next = 0, reloads = 0, kills = 0, traps = 0, trapsMissed = 0;
+// The trap running in each page: the other worker's reload of that page waits
+// for it (a reload under a trap ended the trap as "the page reloaded").
+const trapping = [null, null];
 
 /**
  * A caller deep in its own recursion calls `send` from the stack's edge
@@ -281,12 +284,15 @@ async function worker(p) {
     if (offlineAt.has(i)) void goOffline(offlineAt.get(i));
     if (killAt.has(i)) { await online; kills++; await killGateway(); }
     if (trapAt.has(i)) {
-      if (await trap(pages[p])) traps++; else trapsMissed++;
+      trapping[p] = trap(pages[p]);
+      const fired = await trapping[p].finally(() => { trapping[p] = null; });
+      if (fired) traps++; else trapsMissed++;
       progress(`trap ${traps + trapsMissed} in page ${p} at ${new Date().toISOString()}`);
     }
     if (reloadAt.has(i)) {
       await online;
       reloads++;
+      await trapping[0]?.catch(() => {});
       await pages[0].reload().catch(() => {});
       await ensureReady(pages[0]);
     }
