@@ -19,4 +19,6 @@ wasm-bindgen --target web --out-dir "$out" --out-name wow_command_client \
   target/release-wasm/wasm32-unknown-unknown/size-report/wow_command_client.wasm 2> >(grep -v target_features >&2)
 # The consumer's glue imports the snippets too: the same files, by the same crate hash.
 cp -rn pkg/snippets "$out/" 2>/dev/null || true
+# Bundled with its snippets as the shipped glue is (the entry imports its error class from it).
+node scripts/bundle-glue.mjs "$out/wow_command_client.js" CommandError "$(cd "$out" && ls -d snippets/*)/src/js/support.js"
 echo "$out: the client module with its names ($(wc -c <"$out/wow_command_client_bg.wasm") bytes)"

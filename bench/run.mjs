@@ -8,7 +8,7 @@
 //                      [--body-sizes 1000,900000] [--body-commands 5]   (bodies)
 //                      [--scoped 100]   (scope)
 //                      [--escalated 100] [--idle 60]   (history)
-//                      [--panel 10000]   (devtools)
+//                      [--panel 10000] [--cpu-profile [--profile-top N]]   (devtools)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -557,7 +557,13 @@ try {
   if (wanted("devtools")) {
   const n = Number(args.panel ?? 10_000);
   section(`5c. The devtools panel: opened on ${n} intents, then 20 changes`);
+  if (args["cpu-profile"]) { await cdp.send("Profiler.enable"); await cdp.send("Profiler.start"); }
   const d = await run("devtoolsPanel", n, 20);
+  if (args["cpu-profile"]) {
+    const self = selfTimes((await cdp.send("Profiler.stop")).profile);
+    const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(args["profile-top"] ?? 25));
+    console.log(`CPU profile of opening it and the changes, by self time:\n${top.map(([k, v]) => `${ms(v).padStart(12)}  ${k}`).join("\n")}`);
+  }
   console.log(table([
     { what: "first rows drawn after mounting it open", value: ms(d.firstRows), target: "≤ 1 s" },
     { what: "a change: its panel work, median (max)", value: `${ms(pct(d.costs, 50))} (${ms(Math.max(...d.costs))})`, target: "≤ 16 ms" },

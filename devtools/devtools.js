@@ -300,7 +300,9 @@ function elementClass() {
         this.order = records.slice().sort((a, b) => b.createdAt - a.createdAt).map((r) => r.intentId);
         this.loaded = true;
         this.refilter();
-        // Read after the list is drawn: it lists the journal again.
+        // Read once the list is painted (a hidden tab paints nothing: at
+        // most 100 ms later): it lists the journal again.
+        await new Promise((r) => { requestAnimationFrame(() => setTimeout(r)); setTimeout(r, 100); });
         this.quarantine = await this.client.quarantined();
         this.drawQuarantine();
       } catch (e) {
