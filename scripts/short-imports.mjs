@@ -59,6 +59,10 @@ const limits = () => {
 };
 const parts = [uleb(count)];
 const renamed = new Map();
+// Each snippet module's path (`./snippets/<crate>-<hash>/src/…`, written
+// once per import in the .wasm and as a key of the glue's import object,
+// as often again) becomes a number; the glue's repeated keys go.
+const snippets = new Map(), perModule = new Map();
 for (let i = 0; i < count; i += 1) {
   const module = readName();
   const field = readName();
@@ -75,7 +79,9 @@ for (let i = 0; i < count; i += 1) {
     newField = short(renamed.size);
     renamed.set(field, newField);
   }
-  parts.push(name(module), name(newField), bytes.subarray(descFrom, at));
+  if (module.startsWith("./snippets/") && !snippets.has(module)) snippets.set(module, String(snippets.size));
+  perModule.set(module, (perModule.get(module) ?? 0) + 1);
+  parts.push(name(snippets.get(module) ?? module), name(newField), bytes.subarray(descFrom, at));
 }
 if (at !== end) throw new Error("the import section was not read to its end");
 
@@ -86,6 +92,19 @@ for (const [from, to] of renamed) {
     throw new Error(`${from}: found ${found} times in ${gluePath}, not once as a key; nothing was changed`);
   }
   glue = glue.replace(`${from}:`, `${to}:`);
+}
+
+for (const [from, to] of snippets) {
+  // The import object holds one key per import, all naming one namespace.
+  const quoted = JSON.stringify(from);
+  const key = new RegExp(`${quoted.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:([\\w$]+),?`, "g");
+  const found = [...glue.matchAll(key)];
+  if (found.length !== perModule.get(from) || glue.split(quoted).length - 1 !== found.length
+    || new Set(found.map((m) => m[1])).size !== 1) {
+    throw new Error(`${from}: not found in ${gluePath} as the key of its ${perModule.get(from)} imports; nothing was changed`);
+  }
+  let first = true;
+  glue = glue.replace(key, (m, v) => (first ? ((first = false), `${JSON.stringify(to)}:${v}${m.endsWith(",") ? "," : ""}`) : ""));
 }
 
 const imports = Buffer.concat(parts);
@@ -124,4 +143,4 @@ const out = Buffer.concat(rebuilt);
 await WebAssembly.compile(out);
 writeFileSync(wasmPath, out);
 writeFileSync(gluePath, glue);
-console.error(`${basename(wasmPath)}: ${renamed.size} imports and ${renamedExports} exports renamed`);
+console.error(`${basename(wasmPath)}: ${renamed.size} imports, ${snippets.size} snippet modules and ${renamedExports} exports renamed`);
