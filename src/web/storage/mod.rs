@@ -33,6 +33,13 @@ extern "C" {
     fn memory_kv() -> JsValue;
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `JSON.parse` of a string the engine holds.
+    #[wasm_bindgen(js_namespace = JSON, catch)]
+    fn parse(text: &JsValue) -> Result<JsValue, JsValue>;
+}
+
 /// Maps a JS exception to the way storage is unavailable.
 pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
     let kind = match failure.name.as_str() {
@@ -67,10 +74,10 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
 
 /// A record from what a store returned: JSON text, or the object it keeps.
 pub fn record_from_stored<R: StoredRecord>(value: JsValue) -> Result<R, RecordError> {
-    let value = match value.as_string() {
-        Some(text) => js_sys::JSON::parse(&text)
-            .map_err(|e| RecordError::Corrupt(JsFailure::from(e).text()))?,
-        None => value,
+    // The text is parsed where it is, not copied into the module and back.
+    let value = match value.is_string() {
+        true => parse(&value).map_err(|e| RecordError::Corrupt(JsFailure::from(e).text()))?,
+        false => value,
     };
     record_from_js(value)
 }
