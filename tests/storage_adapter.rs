@@ -234,9 +234,10 @@ fn the_deepest_value_allowed_crosses_in_every_engine() {
     assert!(json_from_js(nested(MAX_NESTING + 1)).is_err());
 }
 
-/// The fingerprints' float text from the engine's digits is Rust's own text
-/// (`float_text`, compiled into this test, not into the shipped module):
-/// in Node and in each browser engine, over edge cases and a spread.
+/// The fingerprints' float text the engine writes (`floatText` in
+/// runtime.js, from its own digits) is Rust's own text (`float_text`,
+/// compiled into this test, not into the shipped module): in Node and in
+/// each browser engine, over edge cases, a spread, ties, and every scale.
 #[wasm_bindgen_test]
 fn the_engines_float_digits_write_the_fingerprints_text() {
     use wow_command_client::core::protocol::float_text;
@@ -270,6 +271,31 @@ fn the_engines_float_digits_write_the_fingerprints_text() {
         values.push((1_000_000_000_000_000 + k * 104_729) as f64 + 0.25);
         values.push(-((1_000_000_000_000_000 + k * 7_919) as f64 + 0.75));
     }
+    // Every scale, long digits and short ones (prices, ratios), subnormals too.
+    for scale in -330..310 {
+        values.push(1.234_567_890_123_4 * 10f64.powi(scale));
+        for n in [1u64, 5, 25, 1234, 99_999, 123_456_789, 999_999_999_999_999] {
+            values.push(n as f64 * 10f64.powi(scale));
+            values.push(n as f64 / 100.0 * 10f64.powi(scale));
+        }
+    }
+    values.extend([
+        1.5,
+        -0.5,
+        1e16,
+        1.5e16,
+        9.999_999_999_999_998e15,
+        1e-5,
+        1.5e-7,
+    ]);
+    values.extend([
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::from_bits(0x4317_9085_685d_83c9),
+    ]);
+    let negated: Vec<f64> = values.iter().map(|f| -f).collect();
+    values.extend(negated);
     for f in values {
         let (mut engine, mut rust) = (String::new(), String::new());
         wow_command_client::web::float_text(f, &mut engine);

@@ -42,9 +42,6 @@ extern "C" {
         ms: u32,
         what: &str,
     ) -> js_sys::Promise;
-    /// The engine's shortest exponential text of a number, or that of its
-    /// magnitude with `digits` fraction digits.
-    fn exponential(f: f64, digits: Option<u32>) -> String;
 }
 
 /// Calls a caller's JS function with `this` and `args` and awaits what it
@@ -103,16 +100,20 @@ pub fn engine_number_text(f: f64, out: &mut String) {
     ));
 }
 
+#[cfg(feature = "client")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/float_text.js")]
+extern "C" {
+    /// A fingerprint's text of a number that is not an integer.
+    #[wasm_bindgen(js_name = floatText)]
+    fn engine_float_text(f: f64) -> String;
+}
+
 /// [`crate::core::protocol::float_text`]'s text for a fingerprint's
-/// non-integral number, from the engine's shortest digits (its
-/// `toExponential()`), so the module carries no float printing.
+/// non-integral number, placed by `floatText` (runtime.js) from the
+/// engine's shortest digits, so the module carries no float printing.
+#[cfg(feature = "client")]
 pub fn float_text(f: f64, out: &mut String) {
-    crate::core::protocol::float_text_from_exponential(
-        &exponential(f, None),
-        |k| exponential(f, Some(k as u32)),
-        f,
-        out,
-    );
+    out.push_str(&engine_float_text(f));
 }
 
 /// A value with fixed keys (a question to a caller's callback) as a plain

@@ -43,9 +43,6 @@ export function hold(promise) {
   return promise;
 }
 
-// Shortest round-trip digits, for the fingerprints' float text (src/web/mod.rs).
-export function exponential(f, digits) { return digits == null ? f.toExponential() : Math.abs(f).toExponential(Math.min(digits, 100)); }
-
 export function randomBytes(n) {
   const b = new Uint8Array(n);
   globalThis.crypto.getRandomValues(b);

@@ -26,9 +26,7 @@ pub use event_stream::{DomainEvent, DomainEventStream};
 pub use headers::{CommandHeaders, HeaderError, HeaderValue, WaitPlan, WaitTail};
 pub use json_codec::JsonError;
 pub use json_codec::{FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson};
-pub use json_value::{
-    float_text, float_text_from_exponential, FloatText, JsonLimits, JsonValue, MAX_NESTING,
-};
+pub use json_value::{float_text, FloatText, JsonLimits, JsonValue, MAX_NESTING};
 pub use response::{JsonResponse, ResponseBody, StreamElement};
 pub use result::{BindingError, CommandResult, ErrorInfo, FunctionInfo, FunctionKind};
 pub use route::{is_command_method, AggregateRoute, RouteError};
