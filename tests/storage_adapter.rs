@@ -235,7 +235,7 @@ fn the_deepest_value_allowed_crosses_in_every_engine() {
 }
 
 /// The fingerprints' float text the engine writes (`floatText` in
-/// runtime.js, from its own digits) is Rust's own text (`float_text`,
+/// engine_text.js, from its own digits) is Rust's own text (`float_text`,
 /// compiled into this test, not into the shipped module): in Node and in
 /// each browser engine, over edge cases, a spread, ties, and every scale.
 #[wasm_bindgen_test]
@@ -301,5 +301,32 @@ fn the_engines_float_digits_write_the_fingerprints_text() {
         wow_command_client::web::float_text(f, &mut engine);
         float_text(f, &mut rust);
         assert_eq!(engine, rust, "bits {:#x}", f.to_bits());
+    }
+}
+
+/// The times a message names, written by the engine's `Date` (`isoTime` in
+/// engine_text.js), are the core's own text (`iso8601`, compiled into this
+/// test, not into the shipped module) over the years 1970 to 9999.
+#[wasm_bindgen_test]
+fn the_engines_time_text_is_the_cores() {
+    use wow_command_client::core::machine::probe::iso8601;
+    let mut values = vec![
+        0,
+        1,
+        999,
+        1_000,
+        951_782_400_001,
+        1_796_428_744_270,
+        253_402_300_799_999,
+    ];
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..5_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        values.push((x % 253_402_300_800_000) as i64);
+    }
+    for ms in values {
+        assert_eq!(wow_command_client::web::iso_time(ms), iso8601(ms), "{ms}");
     }
 }

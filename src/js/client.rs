@@ -596,7 +596,12 @@ impl WowClient {
             on_escalated: parsed.on_escalated,
             within_ms,
         };
-        let engine = Engine::new(config, crate::web::float_text, Box::new(CryptoRandom));
+        let engine = Engine::new(
+            config,
+            crate::web::float_text,
+            crate::web::iso_time,
+            Box::new(CryptoRandom),
+        );
         let executor = Executor::start(engine, store, callbacks, settle);
         let body_limits = {
             let base = crate::web::JsonLimits::default();

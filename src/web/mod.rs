@@ -101,19 +101,30 @@ pub fn engine_number_text(f: f64, out: &mut String) {
 }
 
 #[cfg(feature = "client")]
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/float_text.js")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/engine_text.js")]
 extern "C" {
     /// A fingerprint's text of a number that is not an integer.
     #[wasm_bindgen(js_name = floatText)]
     fn engine_float_text(f: f64) -> String;
+    /// An epoch time in milliseconds, `toISOString`'s text.
+    #[wasm_bindgen(js_name = isoTime)]
+    fn engine_iso_time(ms: f64) -> String;
 }
 
 /// [`crate::core::protocol::float_text`]'s text for a fingerprint's
-/// non-integral number, placed by `floatText` (runtime.js) from the
+/// non-integral number, placed by `floatText` (engine_text.js) from the
 /// engine's shortest digits, so the module carries no float printing.
 #[cfg(feature = "client")]
 pub fn float_text(f: f64, out: &mut String) {
     out.push_str(&engine_float_text(f));
+}
+
+/// [`crate::core::machine::probe::iso8601`]'s text of a time a message
+/// names, written by the engine's `Date`, so the module carries no date
+/// writing.
+#[cfg(feature = "client")]
+pub fn iso_time(ms: i64) -> String {
+    engine_iso_time(ms as f64)
 }
 
 /// A value with fixed keys (a question to a caller's callback) as a plain

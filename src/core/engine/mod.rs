@@ -9,7 +9,7 @@
 //! # Call order (quinn-proto's shape)
 //!
 //! ```text
-//! let mut engine = Engine::new(config, float_text, random);
+//! let mut engine = Engine::new(config, float_text, iso8601, random);
 //! engine.send(now, call, intent, machine, SendMode::AndWait, watched);   // a public call
 //! loop {
 //!     while let Some(io) = engine.poll_io() { /* perform it */ }
@@ -47,6 +47,7 @@ pub use io::{
 use crate::core::journal::{
     IntentRecord, JournalError, Listing, RandomSource, RequestIdPolicy, StoreError,
 };
+use crate::core::machine::probe::TimeText;
 use crate::core::machine::{
     Availability, ConfirmAnswer, GateConfig, Granted, MachineConfig, Outcome, Probe, ProbeAction,
     Ticket,
@@ -207,10 +208,13 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// An engine for one client; `float` writes a fingerprint's
     /// non-integral numbers ([`crate::core::protocol::float_text`] or the
-    /// engine's digits); `random` mints requestIds and seeds jitter.
+    /// engine's digits); `time` the times a message names
+    /// ([`crate::core::machine::probe::iso8601`] or the engine's); `random`
+    /// mints requestIds and seeds jitter.
     pub fn new(
         config: EngineConfig,
         float: FloatText,
+        time: TimeText,
         mut random: Box<dyn RandomSource>,
     ) -> Engine {
         let mut seed = [0u8; 8];
@@ -240,7 +244,7 @@ impl Engine {
             tasks: Vec::new(),
             wakes: VecDeque::new(),
             timers: Vec::new(),
-            probe: Probe::new(gate, u64::from_le_bytes(seed)),
+            probe: Probe::new(gate, u64::from_le_bytes(seed), time),
             probe_lock: None,
             questions: Vec::new(),
             listening: Vec::new(),

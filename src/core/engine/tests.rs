@@ -222,6 +222,7 @@ impl World {
                     engine: Engine::new(
                         config("ns"),
                         crate::core::protocol::float_text,
+                        crate::core::machine::probe::iso8601,
                         Box::new(SeededRandom::new(i as u64 + 1)),
                     ),
                     replies: Vec::new(),
@@ -484,6 +485,7 @@ impl World {
             engine: Engine::new(
                 config("ns"),
                 crate::core::protocol::float_text,
+                crate::core::machine::probe::iso8601,
                 Box::new(SeededRandom::new(1_000 + self.reloads)),
             ),
             replies: Vec::new(),

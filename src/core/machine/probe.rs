@@ -13,7 +13,7 @@
 //! [`Probe::handle_timeout`].
 //!
 //! ```text
-//! let mut probe = Probe::new(GateConfig::default(), seed);
+//! let mut probe = Probe::new(GateConfig::default(), seed, iso8601);
 //! let ticket = probe.ask(now, query, need_facts, not_before, false);
 //! loop {
 //!     while let Some(action) = probe.poll_action() { /* perform it */ }
@@ -97,11 +97,18 @@ pub struct Probe {
     /// When to drive what waited, after hearing history is back.
     drive_at: Option<i64>,
     actions: VecDeque<ProbeAction>,
+    /// Writes the times a message names.
+    time_text: TimeText,
 }
 
+/// Writes an epoch time in milliseconds for a message: [`iso8601`], or
+/// the engine's `toISOString` in a module that carries no date writing.
+pub type TimeText = fn(i64) -> String;
+
 impl Probe {
-    /// A probe whose gate believes history is up; `seed` seeds its jitter.
-    pub fn new(config: GateConfig, seed: u64) -> Probe {
+    /// A probe whose gate believes history is up; `seed` seeds its jitter,
+    /// `time_text` writes the times its messages name.
+    pub fn new(config: GateConfig, seed: u64, time_text: TimeText) -> Probe {
         Probe {
             gate: HistoryGate::new(config, seed),
             leading: false,
@@ -111,6 +118,7 @@ impl Probe {
             look_due: None,
             drive_at: None,
             actions: VecDeque::new(),
+            time_text,
         }
     }
 
@@ -257,9 +265,9 @@ impl Probe {
                 ..
             } => text!(
                 "; history unavailable since ",
-                iso8601(since),
+                (self.time_text)(since),
                 ", next look at ",
-                iso8601(next_look_at)
+                (self.time_text)(next_look_at)
             ),
             Availability::Up => String::new(),
         };

@@ -43,7 +43,7 @@ fn iso8601_writes_what_to_iso_string_writes() {
 
 #[test]
 fn the_lock_is_asked_for_only_while_history_is_down_and_something_waits() {
-    let mut p = Probe::new(GateConfig::default(), 1);
+    let mut p = Probe::new(GateConfig::default(), 1, iso8601);
     let t = p.ask(0, query("a1", "r1"), false, 0, false);
     let first = actions(&mut p);
     assert_eq!(looks(&first).len(), 1, "up: a look at once, no lock");
@@ -115,7 +115,7 @@ fn the_lock_is_asked_for_only_while_history_is_down_and_something_waits() {
 
 #[test]
 fn a_parked_intent_keeps_the_probe_looking_and_is_driven_when_history_is_back() {
-    let mut p = Probe::new(GateConfig::default(), 7);
+    let mut p = Probe::new(GateConfig::default(), 7, iso8601);
     p.ask(0, query("a1", "r1"), false, 0, false);
     let look = looks(&actions(&mut p)).remove(0);
     p.handle_look(5, look.id, down());
@@ -153,7 +153,7 @@ fn a_parked_intent_keeps_the_probe_looking_and_is_driven_when_history_is_back() 
 
 #[test]
 fn a_tab_that_hears_history_is_back_drives_what_waited_two_seconds_later() {
-    let mut p = Probe::new(GateConfig::default(), 3);
+    let mut p = Probe::new(GateConfig::default(), 3, iso8601);
     p.park(0);
     p.handle_heard(
         0,
@@ -184,7 +184,7 @@ fn a_tab_that_hears_history_is_back_drives_what_waited_two_seconds_later() {
 
 #[test]
 fn a_refused_lock_is_asked_for_again_at_the_next_change() {
-    let mut p = Probe::new(GateConfig::default(), 3);
+    let mut p = Probe::new(GateConfig::default(), 3, iso8601);
     p.park(0);
     p.handle_heard(
         0,
@@ -234,7 +234,7 @@ mod tabs {
             let config = GateConfig::default();
             let outage = outage_s * 1_000;
             let mut all: Vec<Tab> = (0..tabs).map(|i| Tab {
-                probe: Probe::new(config.clone(), seed.wrapping_add(i as u64)),
+                probe: Probe::new(config.clone(), seed.wrapping_add(i as u64), iso8601),
                 holds: false, waiting_lock: false, driven_at: None, escalated: 1 + i,
             }).collect();
             let mut queue: Vec<usize> = Vec::new(); // lock requests, in order

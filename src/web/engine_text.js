@@ -1,5 +1,6 @@
-// The fingerprints' float text (src/web/mod.rs), in a file of its own: only
-// the client module imports it.
+// Texts the engine writes for the client module (src/web/mod.rs), in a file
+// of their own: only the client module imports them, so the consumer's
+// download does not carry them.
 
 // A fingerprint's text of a number that is not an integer (`float_text` in
 // src/web/mod.rs): what Rust's `{:?}` writes, the text every stored
@@ -29,4 +30,12 @@ export function floatText(f) {
   if (a < 1e-4 || a >= 1e16) return `${sign}${d[0]}${d.length > 1 ? `.${d.slice(1)}` : ""}e${e}`;
   if (e < 0) return `${sign}0.${"0".repeat(-e - 1)}${d}`;
   return sign + (d.length <= e + 1 ? `${d.padEnd(e + 1, "0")}.0` : `${d.slice(0, e + 1)}.${d.slice(e + 1)}`);
+}
+
+// An epoch time in milliseconds for a message (`iso_time` in
+// src/web/mod.rs): what `iso8601` in src/core/machine/probe.rs writes for
+// the years 0 to 9999; a time no Date holds is its number.
+export function isoTime(ms) {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }
