@@ -551,15 +551,16 @@ export async function devtoolsPanel(n, changes) {
   // First rows: the frame that paints them (the animation frame after they
   // are in the DOM), not a polling timer, which work queued behind the
   // paint (the panel's read of the quarantine) can hold back.
-  let painted;
-  const observer = new MutationObserver(() => {
-    if (!painted && element.shadowRoot.querySelector(".row")) painted = new Promise((r) => requestAnimationFrame(() => r(performance.now())));
-  });
   const t0 = performance.now();
   const { element, unmount } = mountDevtools(client, { open: true, remember: false });
-  observer.observe(element.shadowRoot, { childList: true, subtree: true });
-  while (!painted) await new Promise((r) => setTimeout(r, 1));
-  observer.disconnect();
+  const painted = new Promise((r) => {
+    const observer = new MutationObserver(() => {
+      if (!element.shadowRoot.querySelector(".row")) return;
+      observer.disconnect();
+      requestAnimationFrame(() => r(performance.now()));
+    });
+    observer.observe(element.shadowRoot, { childList: true, subtree: true });
+  });
   const firstRows = (await painted) - t0;
   const shown = element.shown.length;
   const costs = [];

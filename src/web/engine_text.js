@@ -19,14 +19,13 @@ export function floatText(f) {
   const sign = f < 0 || 1 / f < 0 ? "-" : "";
   const a = Math.abs(f);
   if (a === 0) return `${sign}0.0`;
-  const digitsOf = (text) => text.split("e")[0].replace(".", "");
   const [mantissa, exponent] = a.toExponential().split("e");
+  const e = +exponent;
   let d = mantissa.replace(".", "");
   if (d.length >= 16 || a < 2.2250738585072014e-308) {
-    const exact = digitsOf(a.toExponential(Math.min(d.length + 20, 100))).replace(/0+$/, "");
+    const exact = a.toExponential(Math.min(d.length + 20, 100)).split("e")[0].replace(".", "").replace(/0+$/, "");
     if (exact.length === d.length + 1 && exact.endsWith("5") && exact.startsWith(d)) d = d.slice(0, -1) + (+d.slice(-1) + 1);
   }
-  const e = +exponent;
   if (a < 1e-4 || a >= 1e16) return `${sign}${d[0]}${d.length > 1 ? `.${d.slice(1)}` : ""}e${e}`;
   if (e < 0) return `${sign}0.${"0".repeat(-e - 1)}${d}`;
   return sign + (d.length <= e + 1 ? `${d.padEnd(e + 1, "0")}.0` : `${d.slice(0, e + 1)}.${d.slice(e + 1)}`);

@@ -177,7 +177,7 @@ impl<S: IntentStore> Journal<S> {
 
     /// A journal whose fingerprints write non-integral numbers with
     /// `float`, which must write what [`float_text`] writes: a module that
-    /// takes the text from its engine (`floatText` in `src/web/runtime.js`)
+    /// takes the text from its engine (`floatText` in `src/web/engine_text.js`)
     /// calls this instead of [`Journal::new`], and carries no float printing.
     pub fn with_float_text(store: S, namespace: &str, float: FloatText) -> Journal<S> {
         Journal {

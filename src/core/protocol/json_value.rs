@@ -154,7 +154,7 @@ pub type FloatText = fn(f64, &mut String);
 /// 1e-4 ≤ |f| < 1e16, and always with a `.` otherwise: JSON for every
 /// finite number. Native callers' writer: the shipped modules have their
 /// engine place its own shortest digits the same way (`floatText` in
-/// `src/web/runtime.js`, held equal to this in each engine by the
+/// `src/web/engine_text.js`, held equal to this in each engine by the
 /// module's tests) and never link it.
 #[allow(clippy::disallowed_macros)]
 pub fn float_text(f: f64, out: &mut String) {

@@ -75,9 +75,10 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
 /// A record from what a store returned: JSON text, or the object it keeps.
 pub fn record_from_stored<R: StoredRecord>(value: JsValue) -> Result<R, RecordError> {
     // The text is parsed where it is, not copied into the module and back.
-    let value = match value.is_string() {
-        true => parse(&value).map_err(|e| RecordError::Corrupt(JsFailure::from(e).text()))?,
-        false => value,
+    let value = if value.is_string() {
+        parse(&value).map_err(|e| RecordError::Corrupt(JsFailure::from(e).text()))?
+    } else {
+        value
     };
     record_from_js(value)
 }
