@@ -17,6 +17,9 @@ for api in wow_command_client consumer; do
   fi
 done
 npx tsc -p tests/api/tsconfig.json
+# Each wire type declared with the fields its Rust writer writes (the core's
+# wire_fields test pins those in tests/api/wire-fields.json).
+node tests/api/wire-fields.mjs >/dev/null
 # The generator's output is reviewed the same way: one aggregate of Wow's own
 # example document, and the demo's commands generated from the gateway's.
 work=$(mktemp -d)
@@ -37,4 +40,4 @@ if ! diff -ru www/generated "$work/demo"; then
   echo "www/generated is not what scripts/generate-demo.sh produces from the gateway's document (review, then --accept)"
   exit 1
 fi
-echo "api: the .d.ts matches its reference, tests/api/usage.ts type-checks, the generated commands match theirs"
+echo "api: the .d.ts matches its reference and declares each wire type as written, tests/api/usage.ts type-checks, the generated commands match theirs"

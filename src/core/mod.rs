@@ -8,3 +8,5 @@ pub mod machine;
 pub mod order;
 pub mod protocol;
 pub mod text;
+#[cfg(test)]
+mod wire_fields;
