@@ -102,6 +102,20 @@ pub fn push_hex(out: &mut String, n: u64, width: usize, upper: bool) {
     }
 }
 
+/// A decimal of ASCII digits only (no sign, no space), as HTTP's
+/// delta-seconds and SSE's `retry:` are written; `None` when it is not one
+/// or does not fit. What `str::parse::<u64>` reads, without its code.
+pub fn parse_decimal(s: &str) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.bytes().try_fold(0u64, |n, b| {
+        let d = b.wrapping_sub(b'0');
+        (d < 10).then_some(())?;
+        n.checked_mul(10)?.checked_add(u64::from(d))
+    })
+}
+
 /// `n` in decimal.
 pub fn decimal(n: u64) -> String {
     let mut out = String::new();
@@ -122,6 +136,29 @@ pub(crate) use text;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decimal_is_read_as_str_parse_reads_one_without_a_sign() {
+        for s in [
+            "0",
+            "7",
+            "120",
+            "007",
+            "18446744073709551615",
+            "18446744073709551616",
+            "",
+            "+5",
+            "-1",
+            " 5",
+            "5 ",
+            "1e3",
+            "12a",
+            "٣",
+        ] {
+            let theirs = s.parse::<u64>().ok().filter(|_| !s.starts_with('+'));
+            assert_eq!(parse_decimal(s), theirs, "{s:?}");
+        }
+    }
 
     #[test]
     fn numbers_read_as_display_writes_them() {

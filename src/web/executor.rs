@@ -790,7 +790,7 @@ impl Executor {
         let error_code = headers.get(crate::core::protocol::headers::names::ERROR_CODE);
         let retry_after = headers
             .get("Retry-After")
-            .and_then(|v| v.trim().parse::<u64>().ok())
+            .and_then(|v| crate::core::text::parse_decimal(v.trim()))
             .map(|s| s.saturating_mul(1000));
         self.wait(
             op,

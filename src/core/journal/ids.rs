@@ -96,15 +96,36 @@ fn v5(namespace: &Uuid, name: &[u8]) -> Uuid {
 /// What `to_string` writes (lower-case, hyphenated), without the `Display`
 /// that would link `core::fmt` into the module.
 fn hyphenated(id: Uuid) -> String {
-    id.hyphenated()
-        .encode_lower(&mut Uuid::encode_buffer())
-        .to_owned()
+    let mut out = String::with_capacity(36);
+    for (i, &byte) in id.as_bytes().iter().enumerate() {
+        // Groups of 4, 2, 2, 2 and 6 bytes.
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        crate::core::text::push_hex(&mut out, u64::from(byte), 2, false);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn the_hyphenated_text_is_the_uuid_crates() {
+        let mut rng = SeededRandom::new(5);
+        let mut ids = vec![0, u128::MAX, 1 << 96, (1 << 64) - 1];
+        for _ in 0..2_000 {
+            let mut bytes = [0u8; 16];
+            rng.fill(&mut bytes);
+            ids.push(u128::from_le_bytes(bytes));
+        }
+        for n in ids {
+            let id = Uuid::from_u128(n);
+            assert_eq!(hyphenated(id), id.to_string());
+        }
+    }
 
     #[test]
     fn v5_is_what_the_uuid_crate_derives() {

@@ -297,11 +297,7 @@ pub fn traceparent(request_id: &str, span: u64) -> Option<String> {
     out.push_str("00-");
     out.push_str(&trace.to_ascii_lowercase());
     out.push('-');
-    for shift in (0..16).rev() {
-        out.push(char::from(
-            b"0123456789abcdef"[(span >> (shift * 4)) as usize & 15],
-        ));
-    }
+    crate::core::text::push_hex(&mut out, span, 16, false);
     out.push_str("-01");
     Some(out)
 }

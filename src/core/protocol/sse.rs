@@ -298,7 +298,7 @@ impl SseDecoder {
                 }
                 "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
                 "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
-                    self.retry = value.parse().ok();
+                    self.retry = crate::core::text::parse_decimal(value);
                 }
                 _ => {}
             }
