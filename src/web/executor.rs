@@ -93,6 +93,10 @@ extern "C" {
     ) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_name = readJsonBody)]
     fn read_json_body(response: &web_sys::Response) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = textReader)]
+    pub(super) fn text_reader(
+        body: &web_sys::ReadableStream,
+    ) -> web_sys::ReadableStreamDefaultReader;
     #[wasm_bindgen(js_name = isOnline)]
     fn is_online() -> bool;
     #[wasm_bindgen(js_name = whenOnline)]
@@ -712,9 +716,9 @@ impl Executor {
                         cut: decoder.finish().is_err(),
                     });
                 }
-                let chunk = safe_read::get(&value, "value").unwrap_or(JsValue::UNDEFINED);
-                let bytes = js_sys::Uint8Array::new(&chunk).to_vec();
-                let cut = decoder.feed(&bytes).is_err() || !self.elements(op, &mut decoder);
+                let text = safe_read::get(&value, "value").and_then(|v| v.as_string());
+                let cut = decoder.push_text(&text.unwrap_or_default()).is_err()
+                    || !self.elements(op, &mut decoder);
                 if cut {
                     let _ = reader.cancel();
                     return Some(Done::StreamEnded { cut: true });
@@ -775,7 +779,7 @@ impl Executor {
             let Some(body) = raw.body() else {
                 return Some(Done::StreamEnded { cut: true });
             };
-            let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+            let reader = text_reader(&body);
             self.wait(
                 op,
                 &reader.read(),

@@ -13,6 +13,8 @@ pub mod locks;
 pub mod random;
 pub mod safe_read;
 pub mod storage;
+#[cfg(all(test, target_arch = "wasm32", feature = "client"))]
+mod text_stream_tests;
 pub mod time;
 
 pub use js_failure::JsFailure;

@@ -73,3 +73,11 @@ export async function readJsonBody(response) {
     return { reason: `not JSON (${e.name}: ${e.message}): ${text.slice(0, 120)}` };
   }
 }
+
+// A stage stream's reader of text: the body decoded as UTF-8 here, as the
+// SSE standard decodes it (a sequence split across chunks joined, a bad one
+// replaced), so only whole text crosses into the module. The BOM is left to
+// the module's decoder, which drops one at the start as the standard does.
+export function textReader(body) {
+  return body.pipeThrough(new TextDecoderStream("utf-8", { ignoreBOM: true })).getReader();
+}

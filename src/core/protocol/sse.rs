@@ -239,7 +239,10 @@ impl SseDecoder {
         self.line.len() + self.data.len() + self.event_type.as_ref().map_or(0, String::len)
     }
 
-    fn push_text(&mut self, mut text: &str) -> Result<(), SseError> {
+    /// Feeds the next piece of the stream already decoded as UTF-8 (where
+    /// the runtime decodes it: a browser's `TextDecoderStream`), as
+    /// [`SseDecoder::feed`] does its bytes.
+    pub fn push_text(&mut self, mut text: &str) -> Result<(), SseError> {
         if text.is_empty() {
             return Ok(());
         }
