@@ -744,7 +744,7 @@ async fn a_scope_sends_in_the_order_written_when_the_first_is_refused_and_retrie
             record["schemaVersion"].as_u64(),
             record["scopeSeq"].as_u64()
         ),
-        (Some(2), Some(2))
+        (Some(3), Some(2))
     );
 }
 

@@ -192,7 +192,7 @@ fn error(full: bool) -> ErrorInfo {
 
 fn record(full: bool) -> IntentRecord {
     IntentRecord {
-        schema_version: 2,
+        schema_version: crate::core::journal::SCHEMA_VERSION,
         namespace: "n".into(),
         intent_id: "i-1".into(),
         intent_key: full.then(|| "k".into()),

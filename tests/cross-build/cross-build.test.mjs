@@ -1,9 +1,12 @@
 // Two builds over one journal: a tab on an older build of the package and a
 // tab on this one, same origin, same namespace, in Chromium against the
-// gateway. What a deploy meets while old tabs stay open: each build reads
-// the other's records, hears its announcements, recognises its keyed
-// intents (the payload fingerprint is the same text, floats included), and
-// finishes what the other left unresolved, appended once; each way round.
+// gateway. What a deploy meets while old tabs stay open: this build reads
+// the older one's records, recognises its keyed intents (the payload
+// fingerprint is the same text, floats included) and finishes what it left
+// unresolved, appended once. The older build hears this one's announcements
+// but leaves its records alone (schema 3 keeps the body as text, newer than
+// it reads): it lists none of them, refuses a key of one rather than send
+// it, and resumes none; this build finishes them, appended once.
 //   scripts/cross-build.sh (npm test: the pinned tests/cross-build/older-rev), or
 //   scripts/build-at.sh <older rev> /tmp/old-pkg && OLD_PKG=/tmp/old-pkg node --test tests/cross-build/
 import { test, before, after } from "node:test";
@@ -75,25 +78,41 @@ async function keyedIntentRecognised(writer, reader) {
   assert.equal(changed.error, "IntentKeyReused", "a different payload under the key is still refused");
 }
 
-/** `closing` is closed mid-flight; `resuming` (the other build) finishes its intent with the same requestId, once. */
-async function resumedAcrossBuilds(closing, resuming) {
+/**
+ * `closing` sends an intent and is closed while it is on the wire (delayed
+ * by the gateway); resolves with the intent's aggregate id once `watching`
+ * heard it being sent.
+ */
+async function closedMidFlight(closing, watching) {
   const late = unique("acct");
   await gateway.faults("POST", { rules: [{ match: { aggregateId: late }, fault: "delay", delayMs: 1_500, times: 1 }] });
   closing.evaluate((c) => window.client.send(c), { aggregate: { resource: "account", id: late }, action: "create_account",
     create: true, body: { name: late, balance: 1 } }).catch(() => {});
-  await resuming.waitForFunction((i) => window.events.some((e) => e.aggregate?.aggregateId === i && e.state === "sending"), late);
+  await watching.waitForFunction((i) => window.events.some((e) => e.aggregate?.aggregateId === i && e.state === "sending"), late);
   await closing.close();
+  return late;
+}
+
+/** `resuming` resumes until the intent of aggregate `id` succeeded: its record and what each resume() reported. */
+async function resumedUntilSettled(resuming, id) {
   let record, reports = [];
   for (let i = 0; i < 20 && record?.state !== "succeeded"; i++) {
     // The closed tab's lock may take a moment to be released.
     reports.push(await resuming.evaluate(() => window.client.resume()));
-    record = await resuming.evaluate(async (i) => (await window.client.intents()).find((r) => r.aggregate.aggregateId === i), late);
+    record = await resuming.evaluate(async (i) => (await window.client.intents()).find((r) => r.aggregate.aggregateId === i), id);
     if (record?.state !== "succeeded") await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(record.state, "succeeded", JSON.stringify(reports));
-  assert.ok(reports.some((r) => r.driven.some((o) => o.intentId === record.intentId)), "the other build drove it");
   await gateway.idle();
-  assert.equal(await gateway.stored("account", late, record.requestId), 1, "appended once");
+  assert.equal(await gateway.stored("account", id, record.requestId), 1, "appended once");
+  return { record, reports };
+}
+
+/** `closing` is closed mid-flight; `resuming` (the other build) finishes its intent with the same requestId, once. */
+async function resumedAcrossBuilds(closing, resuming) {
+  const late = await closedMidFlight(closing, resuming);
+  const { record, reports } = await resumedUntilSettled(resuming, late);
+  assert.ok(reports.some((r) => r.driven.some((o) => o.intentId === record.intentId)), "the other build drove it");
 }
 
 test("an old tab and a new tab over one journal: the new build reads and finishes the old one's", async (t) => {
@@ -104,16 +123,16 @@ test("an old tab and a new tab over one journal: the new build reads and finishe
 
   await keyedIntentRecognised(older, newer);
 
-  // A lost answer sent by the new build: the old tab hears it settle and reads its record.
+  // A lost answer sent by the new build: the old tab hears it settle, and
+  // leaves its record (a newer schema) alone.
   const id = unique("acct");
   await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
   const lost = await send(newer, { aggregate: { resource: "account", id }, action: "create_account", create: true,
     body: { name: id, balance: 1 } });
   assert.equal(lost.status, "succeeded");
   await older.waitForFunction((i) => window.events.some((e) => e.intentId === i && e.state === "succeeded"), lost.intentId);
-  const read = await older.evaluate(async (i) => (await window.client.intents()).find((r) => r.intentId === i), lost.intentId);
-  assert.equal(read.state, "succeeded");
-  assert.equal(read.requestId, lost.requestId);
+  const listed = await older.evaluate(async (i) => (await window.client.intents()).some((r) => r.intentId === i), lost.intentId);
+  assert.equal(listed, false, "the older build does not read a schema-3 record");
   await gateway.idle();
   assert.equal(await gateway.stored("account", id, lost.requestId), 1);
 
@@ -121,12 +140,29 @@ test("an old tab and a new tab over one journal: the new build reads and finishe
   await context.close();
 });
 
-test("the other way round: the old build reads and finishes the new one's", async (t) => {
+test("the other way round: the old build leaves the new one's alone and never sends it; the new build finishes it", async (t) => {
   if (!haveOlder(t)) return;
   const context = await browser.newContext();
   const ns = unique("cross-back");
   const [older, newer] = [await tab(context, "old", ns), await tab(context, "new", ns)];
-  await keyedIntentRecognised(newer, older);
-  await resumedAcrossBuilds(newer, older);
+
+  // A keyed intent of the new build: the old one refuses the key rather than send it again.
+  const owner = unique("owner");
+  const keyed = { aggregate: { resource: "cart", ownerId: owner, id: owner }, method: "POST",
+    path: `/owner/${owner}/cart/add_cart_item`, body: { productId: "p-1", quantity: 2, price: 0.1 + 0.2 },
+    intentKey: `${owner}/add` };
+  const first = await send(newer, keyed);
+  assert.ok(["succeeded", "rejected"].includes(first.status), JSON.stringify(first));
+  const again = await send(older, keyed);
+  assert.equal(again.error, "StorageUnavailable", `the older build cannot read the record: ${JSON.stringify(again)}`);
+  assert.deepEqual(await send(newer, keyed), first, "and the new build still replays it");
+
+  // The new tab closes mid-flight: the old one does not drive its intent; a new tab finishes it, once.
+  const late = await closedMidFlight(newer, older);
+  await gateway.idle();
+  const report = await older.evaluate(() => window.client.resume());
+  assert.deepEqual(report.driven, [], "the older build resumes nothing of the new one's");
+  const { record } = await resumedUntilSettled(await tab(context, "new", ns), late);
+  assert.equal(record.schemaVersion, 3);
   await context.close();
 });

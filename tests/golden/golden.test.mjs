@@ -57,7 +57,13 @@ function storedIntents(fixture) {
     ? store.stores.intents
     : store.entries.filter(([key]) => key.startsWith(own)).map(([key, text]) => [key.slice(own.length), text]);
   return new Map(entries.filter(([id]) => !damaged.has(id))
-    .map(([id, value]) => [id, typeof value === "string" ? JSON.parse(value) : value]));
+    .map(([id, value]) => [id, asListed(typeof value === "string" ? JSON.parse(value) : value)]));
+}
+
+/** A stored record as `intents()` gives it: from schema 3 on, the body is stored as its JSON text. */
+function asListed(record) {
+  if (!(record.schemaVersion >= 3)) return record;
+  return { ...record, command: { ...record.command, body: JSON.parse(record.command.body) } };
 }
 
 const byId = (a, b) => (a.intentId < b.intentId ? -1 : 1);

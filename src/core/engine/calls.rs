@@ -518,7 +518,7 @@ impl Engine {
     ) -> Option<Child> {
         match written {
             Ok(revision) => {
-                s.record.revision = revision;
+                s.record.set_revision(revision);
                 self.watch_write(call, s.record.clone());
                 let record = s.record.clone();
                 let begun = if resent {
@@ -1171,7 +1171,7 @@ impl Engine {
             (PersonStage::Writing(mut record), Wake::Child(Child::Wrote(written))) => match written
             {
                 Ok(revision) => {
-                    record.revision = revision;
+                    record.set_revision(revision);
                     let config = self.config.machine.clone();
                     self.drive(me, call, false, *record, config, Locking::Ask);
                     None
@@ -1279,7 +1279,7 @@ impl Engine {
                 let mut record = w.record.take()?;
                 match written {
                     Ok(revision) => {
-                        record.revision = revision;
+                        record.set_revision(revision);
                         if w.scope.is_some() {
                             w.withdrawn.push(*record);
                             return self.withdraw_next(me, call, w);

@@ -213,7 +213,7 @@ impl Engine {
                 if let Ok(revision) = &written {
                     self.announce(&record, *revision);
                     let mut stored = *record;
-                    stored.revision = *revision;
+                    stored.set_revision(*revision);
                     self.watch_write(d.watch, stored);
                 }
                 d.machine.handle_persisted(now, written);

@@ -99,7 +99,7 @@ impl Engine {
     pub(super) fn write(&mut self, parent: TaskId, record: &IntentRecord) {
         let mut next = record.clone();
         next.set_revision(record.revision + 1);
-        let text = crate::core::protocol::JsonOut::of(&next, self.float);
+        let text = next.stored_text(self.float);
         let put = Do::Put {
             key: key(&self.config.namespace, &record.intent_id),
             text: text.clone(),

@@ -4,10 +4,7 @@
 
 use super::fingerprint::fingerprint;
 use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
-use super::record::{
-    AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION,
-    SCOPED_SCHEMA_VERSION,
-};
+use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
 use super::store::{IntentStore, Listing, StoreError, Unavailable};
 use crate::core::protocol::{float_text, FloatText, JsonValue};
 use crate::core::text::text;
@@ -282,7 +279,7 @@ impl<S: IntentStore> Journal<S> {
         }
         match self.put(&record).await {
             Ok(revision) => {
-                record.revision = revision;
+                record.set_revision(revision);
                 Ok(Begun::Created(record))
             }
             // Another tab began the same key at the same moment: theirs wins.
@@ -440,7 +437,7 @@ impl<S: IntentStore> Journal<S> {
         record.updated_at = now_ms;
         match self.put(record).await {
             Ok(revision) => {
-                record.revision = revision;
+                record.set_revision(revision);
                 Ok(())
             }
             Err(e) => {
@@ -686,7 +683,6 @@ pub fn take_place(record: &mut IntentRecord, records: &[IntentRecord]) {
     let Some(scope) = record.scope.clone() else {
         return;
     };
-    record.schema_version = SCOPED_SCHEMA_VERSION;
     record.scope_seq = Some(super::scope::next_seq(records, &scope));
     record.waits_for = super::scope::last(records, &scope).map(|r| r.intent_id.clone());
     record.state = match record.waits_for {
@@ -708,7 +704,6 @@ pub fn withdrawal(mut record: IntentRecord) -> Result<IntentRecord, JournalError
         });
     }
     record.state = IntentState::Withdrawn;
-    record.schema_version = SCOPED_SCHEMA_VERSION;
     record.appended = Some(false);
     record.waits_for = None;
     record.reason = Some("withdrawn by the caller before it was sent".into());

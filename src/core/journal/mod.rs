@@ -20,7 +20,7 @@ pub use intents::{
 };
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
-    RecordError, WaitEnd, WaitSpec, SCHEMA_VERSION, SCOPED_SCHEMA_VERSION,
+    RecordError, WaitEnd, WaitSpec, FIRST_SCHEMA_VERSION, SCHEMA_VERSION, SCOPED_SCHEMA_VERSION,
 };
 pub use store::{
     next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,

@@ -12,16 +12,21 @@ use crate::core::protocol::{
     JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
 };
 
-/// The schema version this build writes for a record without a scope and
-/// in a state every earlier build knows: its text is what builds before
-/// scopes wrote and read.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The first schema: a record without a scope, in a state every build knows.
+pub const FIRST_SCHEMA_VERSION: u32 = 1;
 
-/// The schema version of a record in a scope, or queued, or withdrawn. A
-/// build before scopes leaves such a record alone (a newer schema), so it
-/// never sends a scoped intent out of its turn nor moves a record in a
-/// state it does not know aside; this build reads both versions.
+/// The schema of a record in a scope, or queued, or withdrawn, before the
+/// body was stored as text. A build before scopes leaves such a record
+/// alone (a newer schema), so it never sends a scoped intent out of its
+/// turn nor moves a record in a state it does not know aside.
 pub const SCOPED_SCHEMA_VERSION: u32 = 2;
+
+/// The schema this build writes every record in: as version 2, with the
+/// command's body stored as its JSON text (a string), so that a state
+/// change copies one string into storage, not a tree of values to clone
+/// and read back. Builds before it leave such a record alone (a newer
+/// schema): they never send its intent. This build reads versions 1 to 3.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Where an intent's aggregate lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,28 +119,51 @@ impl WaitSpec {
 /// copies the record for each write), and its JSON text written once, then
 /// reused by every write of the record and every attempt's request: a large
 /// body costs one serialisation per drive, not one per write.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Body(Rc<BodyValue>);
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct BodyValue {
-    value: JsonValue,
-    /// Its JSON text once written (a body's text is never empty).
-    text: RefCell<String>,
+    /// The value, when the body was given as one (a new intent's); a body
+    /// read from a schema-3 record is its text alone, never parsed.
+    value: Option<JsonValue>,
+    /// Its JSON text, and that text as a JSON string (its stored form),
+    /// each once written (a body's text is never empty).
+    text: RefCell<[String; 2]>,
 }
 
 impl Body {
-    /// A body of `value`.
-    pub fn new(value: JsonValue) -> Body {
+    fn of(value: Option<JsonValue>, text: String) -> Body {
         Body(Rc::new(BodyValue {
             value,
-            text: RefCell::default(),
+            text: RefCell::new([text, String::new()]),
         }))
     }
 
-    /// The body's value.
+    /// A body of `value`.
+    pub fn new(value: JsonValue) -> Body {
+        Body::of(Some(value), String::new())
+    }
+
+    /// A stored body: its JSON text, as a schema-3 record keeps it.
+    pub fn from_text(text: String) -> Body {
+        Body::of(None, text)
+    }
+
+    /// A body read from a schema-3 record: its value, a string, is its
+    /// text (a record's public form, never read back, has the value).
+    fn stored(&mut self) {
+        if let Some(JsonValue::String(text)) = &self.0.value {
+            if !text.is_empty() {
+                *self = Body::from_text(text.clone());
+            }
+        }
+    }
+
+    /// The body's value; null for a body read as text (its fingerprint is
+    /// in its record: nothing reads a stored body's value).
     pub fn value(&self) -> &JsonValue {
-        &self.0.value
+        self.0.value.as_ref().unwrap_or(&JsonValue::Null)
     }
 }
 
@@ -145,28 +173,69 @@ impl From<JsonValue> for Body {
     }
 }
 
+impl Default for Body {
+    fn default() -> Body {
+        Body::new(JsonValue::Null)
+    }
+}
+
+/// The same value, or the same text where one of them is text alone (a
+/// text once written: a stored body's always is).
 impl PartialEq for Body {
     fn eq(&self, other: &Body) -> bool {
-        self.0.value == other.0.value
+        match (&self.0.value, &other.0.value) {
+            (Some(a), Some(b)) => a == b,
+            _ => {
+                let (a, b) = (self.0.text.borrow(), other.0.text.borrow());
+                !a[0].is_empty() && a[0] == b[0]
+            }
+        }
     }
 }
 
 /// The body's JSON text, written on the first call with `out`'s number
-/// writer: a process writes records with one (the engine's in the shipped
+/// writer (a process writes records with one: the engine's in the shipped
 /// modules).
 impl ToJson for Body {
     fn write_json(&self, out: &mut JsonOut) {
-        let mut text = self.0.text.borrow_mut();
-        if text.is_empty() {
-            self.0.value.write_text::<false>(&mut text, out.float());
+        Stored(self, false).write_json(out)
+    }
+}
+
+/// A record's part as written: `.1`, as stored in schema 3 (a body as the
+/// JSON string of its text, not as the value it is).
+struct Stored<'a, T>(&'a T, bool);
+
+impl ToJson for Stored<'_, Body> {
+    fn write_json(&self, out: &mut JsonOut) {
+        let Stored(body, stored) = *self;
+        let mut text = body.0.text.borrow_mut();
+        let [value_text, quoted] = &mut *text;
+        if let Some(value) = body.0.value.as_ref().filter(|_| value_text.is_empty()) {
+            value.write_text::<false>(value_text, out.float());
         }
-        out.text.push_str(&text);
+        if !stored {
+            out.text.push_str(value_text);
+            return;
+        }
+        if quoted.is_empty() {
+            crate::core::protocol::json_value::write_string(value_text, quoted);
+        }
+        out.text.push_str(quoted);
     }
 }
 
 impl Serialize for Body {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.value.serialize(s)
+        match &self.0.value {
+            Some(value) => value.serialize(s),
+            #[cfg(any(test, feature = "json-text"))]
+            None => serde_json::from_str::<JsonValue>(&self.0.text.borrow()[0])
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s),
+            #[cfg(not(any(test, feature = "json-text")))]
+            None => s.serialize_unit(),
+        }
     }
 }
 
@@ -445,6 +514,15 @@ impl IntentRecord {
     }
 }
 
+impl IntentRecord {
+    /// The record as written at `revision`: in this build's schema (the
+    /// body as text), whatever schema it was read in.
+    pub fn set_revision(&mut self, revision: u64) {
+        self.revision = revision;
+        self.schema_version = SCHEMA_VERSION;
+    }
+}
+
 impl ToJson for AggregateIdentity {
     fn write_json(&self, out: &mut JsonOut) {
         ObjectWriter::new(out)
@@ -501,14 +579,21 @@ impl FromJson for WaitSpec {
 
 impl ToJson for CommandSpec {
     fn write_json(&self, out: &mut JsonOut) {
+        Stored(self, false).write_json(out)
+    }
+}
+
+impl ToJson for Stored<'_, CommandSpec> {
+    fn write_json(&self, out: &mut JsonOut) {
+        let Stored(c, stored) = *self;
         ObjectWriter::new(out)
-            .put("method", &self.method)
-            .put("path", &self.path)
-            .put("body", &self.body)
-            .some("expectedVersion", &self.expected_version)
-            .put("create", &self.create)
-            .put("wait", &self.wait)
-            .non_empty("headers", &self.headers)
+            .put("method", &c.method)
+            .put("path", &c.path)
+            .put("body", &Stored(&c.body, stored))
+            .some("expectedVersion", &c.expected_version)
+            .put("create", &c.create)
+            .put("wait", &c.wait)
+            .non_empty("headers", &c.headers)
             .done()
     }
 }
@@ -619,27 +704,42 @@ impl FromJson for Attempt {
 
 impl ToJson for IntentRecord {
     fn write_json(&self, out: &mut JsonOut) {
+        Stored(self, false).write_json(out)
+    }
+}
+
+impl IntentRecord {
+    /// The record's text as stored: a schema-3 record keeps its body as
+    /// text; an older one is written back as it was read.
+    pub fn stored_text(&self, float: crate::core::protocol::FloatText) -> String {
+        JsonOut::of(&Stored(self, self.schema_version >= SCHEMA_VERSION), float)
+    }
+}
+
+impl ToJson for Stored<'_, IntentRecord> {
+    fn write_json(&self, out: &mut JsonOut) {
+        let Stored(r, stored) = *self;
         ObjectWriter::new(out)
-            .put("schemaVersion", &self.schema_version)
-            .put("namespace", &self.namespace)
-            .put("intentId", &self.intent_id)
-            .some("intentKey", &self.intent_key)
-            .put("requestId", &self.request_id)
-            .put("aggregate", &self.aggregate)
-            .put("command", &self.command)
-            .put("fingerprint", &self.fingerprint)
-            .put("state", &self.state)
-            .put("attempts", &self.attempts)
-            .some("lastResult", &self.last_result)
-            .some("reason", &self.reason)
-            .some("appended", &self.appended)
-            .some("appendedVersion", &self.appended_version)
-            .put("createdAt", &self.created_at)
-            .put("updatedAt", &self.updated_at)
-            .put("revision", &self.revision)
-            .some("scope", &self.scope)
-            .some("scopeSeq", &self.scope_seq)
-            .some("waitsFor", &self.waits_for)
+            .put("schemaVersion", &r.schema_version)
+            .put("namespace", &r.namespace)
+            .put("intentId", &r.intent_id)
+            .some("intentKey", &r.intent_key)
+            .put("requestId", &r.request_id)
+            .put("aggregate", &r.aggregate)
+            .put("command", &Stored(&r.command, stored))
+            .put("fingerprint", &r.fingerprint)
+            .put("state", &r.state)
+            .put("attempts", &r.attempts)
+            .some("lastResult", &r.last_result)
+            .some("reason", &r.reason)
+            .some("appended", &r.appended)
+            .some("appendedVersion", &r.appended_version)
+            .put("createdAt", &r.created_at)
+            .put("updatedAt", &r.updated_at)
+            .put("revision", &r.revision)
+            .some("scope", &r.scope)
+            .some("scopeSeq", &r.scope_seq)
+            .some("waitsFor", &r.waits_for)
             .done()
     }
 }
@@ -647,14 +747,25 @@ impl ToJson for IntentRecord {
 impl FromJson for IntentRecord {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         let mut o = ObjectReader::of(value)?;
+        // Read in field order: the first bad field is the one named.
+        let schema_version = o.req("schemaVersion");
+        let namespace = o.req("namespace");
+        let intent_id = o.req("intentId");
+        let intent_key = o.opt("intentKey");
+        let request_id = o.req("requestId");
+        let aggregate = o.req("aggregate");
+        let mut command: CommandSpec = o.req("command");
+        if schema_version >= SCHEMA_VERSION {
+            command.body.stored();
+        }
         let read = IntentRecord {
-            schema_version: o.req("schemaVersion"),
-            namespace: o.req("namespace"),
-            intent_id: o.req("intentId"),
-            intent_key: o.opt("intentKey"),
-            request_id: o.req("requestId"),
-            aggregate: o.req("aggregate"),
-            command: o.req("command"),
+            schema_version,
+            namespace,
+            intent_id,
+            intent_key,
+            request_id,
+            aggregate,
+            command,
             fingerprint: o.req("fingerprint"),
             state: o.req("state"),
             attempts: o.or_default("attempts"),
@@ -704,13 +815,14 @@ impl ::core::fmt::Display for RecordError {
 /// Migration: checks a stored record's `schemaVersion` before its body is
 /// decoded. Version 1 is the first schema; version 2 adds scopes and the
 /// `queued` and `withdrawn` states, and reads as version 1 does (its
-/// fields are optional). A later one adds its upgrade step here, so old
+/// fields are optional); version 3 keeps the body as text (read by
+/// [`IntentRecord`]'s reader). A later one adds its upgrade step here, so old
 /// records are upgraded when read, never dropped, and a record from a
 /// newer build is left untouched rather than misread.
 pub fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
     match version {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(()),
-        _ => check_schema_version(version, SCOPED_SCHEMA_VERSION),
+        Some(v) if v >= u64::from(FIRST_SCHEMA_VERSION) && v < u64::from(SCHEMA_VERSION) => Ok(()),
+        _ => check_schema_version(version, SCHEMA_VERSION),
     }
 }
 
@@ -730,16 +842,16 @@ pub fn check_schema_version(version: Option<u64>, current: u32) -> Result<(), Re
     }
 }
 
-/// Decodes a record from JSON text through the migration check.
+/// Decodes a record from JSON text through the migration check, by the
+/// reader the shipped modules use.
 #[cfg(any(test, feature = "json-text"))]
 pub fn decode_json_text(text: &str) -> Result<IntentRecord, RecordError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Probe {
-        schema_version: Option<u64>,
-    }
-    let probe: Probe =
+    let value: JsonValue =
         serde_json::from_str(text).map_err(|e| RecordError::Corrupt(e.to_string()))?;
-    check_schema(probe.schema_version)?;
-    serde_json::from_str(text).map_err(|e| RecordError::Corrupt(e.to_string()))
+    let version = match value.get("schemaVersion") {
+        Some(JsonValue::Int(v)) => u64::try_from(*v).ok(),
+        _ => None,
+    };
+    check_schema(version)?;
+    IntentRecord::from_json(value).map_err(|e| RecordError::Corrupt(e.message()))
 }

@@ -76,12 +76,12 @@ fn a_scoped_intent_is_written_at_once_in_its_place_queued_behind_the_unsettled_o
         IntentState::Pending,
         "another scope does not wait"
     );
-    // Scoped records carry the schema builds before scopes leave alone; an
-    // unscoped one is exactly what they wrote (and is not written yet).
-    assert_eq!((first.schema_version, second.schema_version), (2, 2));
+    // Every record is written in this build's schema (the body as text),
+    // which builds before it leave alone; an unscoped one is not written yet.
+    assert_eq!((first.schema_version, second.schema_version), (3, 3));
     assert_eq!(
         (unscoped.schema_version, unscoped.revision, unscoped.scope),
-        (1, 0, None)
+        (3, 0, None)
     );
 
     assert_eq!(ahead(&journal, &first), None);

@@ -66,7 +66,7 @@ impl StoredRecord for IntentRecord {
         self.revision
     }
     fn set_revision(&mut self, revision: u64) {
-        self.revision = revision;
+        IntentRecord::set_revision(self, revision);
     }
     fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
         super::record::check_schema(version)

@@ -3,7 +3,7 @@
 use super::record::decode_json_text;
 use super::*;
 use crate::core::protocol::test_support::{block_on, test};
-use crate::core::protocol::{CommandStage, JsonValue};
+use crate::core::protocol::{float_text, CommandStage, JsonValue};
 
 const NOW: i64 = 1_764_297_052_692;
 const DAY: i64 = 24 * 60 * 60 * 1000;
@@ -355,13 +355,17 @@ fn records_round_trip_and_the_schema_is_checked_on_read() {
     });
     r.state = IntentState::Unknown;
     r.reason = Some("caller timeout".into());
-    let text = serde_json::to_string(&r).unwrap();
-    assert!(text.starts_with("{\"schemaVersion\":1,"));
+    let text = r.stored_text(float_text);
+    assert!(text.starts_with("{\"schemaVersion\":3,"));
+    assert!(
+        text.contains("\"body\":\"{\\\"amount\\\":1}\""),
+        "the body kept as its text: {text}"
+    );
     assert_eq!(decode_json_text(&text).unwrap(), r);
 
-    let future = text.replace("\"schemaVersion\":1", "\"schemaVersion\":9");
+    let future = text.replace("\"schemaVersion\":3", "\"schemaVersion\":9");
     assert_eq!(decode_json_text(&future), Err(RecordError::FutureSchema(9)));
-    let unversioned = text.replace("\"schemaVersion\":1,", "");
+    let unversioned = text.replace("\"schemaVersion\":3,", "");
     assert!(matches!(
         decode_json_text(&unversioned),
         Err(RecordError::Corrupt(_))

@@ -431,7 +431,7 @@ impl IntentMachine {
         };
         match result {
             Ok(revision) => {
-                self.record.revision = revision;
+                self.record.set_revision(revision);
                 if self.cancel_requested && !matches!(then, Then::Finish(_)) {
                     self.cancel_requested = false;
                     self.phase = Phase::Idle;
