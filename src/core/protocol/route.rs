@@ -44,13 +44,18 @@ pub struct AggregateRoute {
     pub resource: String,
 }
 
-/// The parts of `s` between `/`s, split as bytes (a `/` never occurs inside
-/// a UTF-8 sequence, so each part is whole text): `str::split` by a `char`
-/// would link a char searcher into the module for this one use.
+/// The parts of `s` between `/`s, found as bytes (a `/` never occurs
+/// inside a UTF-8 sequence, so each part is whole text): `str::split` by a
+/// `char` would link a char searcher into the module for this one use, and
+/// re-checking each part as UTF-8 its validator.
 fn parts(s: &str) -> impl Iterator<Item = &str> {
-    s.as_bytes()
-        .split(|b| *b == b'/')
-        .map(|part| std::str::from_utf8(part).unwrap_or_default())
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        let end = r.bytes().position(|b| b == b'/');
+        rest = end.map(|i| &r[i + 1..]);
+        Some(&r[..end.unwrap_or(r.len())])
+    })
 }
 
 /// One path segment, percent-encoded (RFC 3986 `pchar` kept as is).
@@ -180,6 +185,17 @@ impl AggregateRoute {
 mod tests {
     use super::*;
     use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn parts_are_what_split_by_slash_gives() {
+        for s in ["", "/", "a", "a/b", "/a//b/", "ctx/é/漢字/🧾", "//"] {
+            assert_eq!(
+                parts(s).collect::<Vec<_>>(),
+                s.split('/').collect::<Vec<_>>(),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn builds_the_snapshot_paths() {
