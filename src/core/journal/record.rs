@@ -514,15 +514,6 @@ impl IntentRecord {
     }
 }
 
-impl IntentRecord {
-    /// The record as written at `revision`: in this build's schema (the
-    /// body as text), whatever schema it was read in.
-    pub fn set_revision(&mut self, revision: u64) {
-        self.revision = revision;
-        self.schema_version = SCHEMA_VERSION;
-    }
-}
-
 impl ToJson for AggregateIdentity {
     fn write_json(&self, out: &mut JsonOut) {
         ObjectWriter::new(out)
@@ -709,6 +700,13 @@ impl ToJson for IntentRecord {
 }
 
 impl IntentRecord {
+    /// The record as written at `revision`: in this build's schema (the
+    /// body as text), whatever schema it was read in.
+    pub fn set_revision(&mut self, revision: u64) {
+        self.revision = revision;
+        self.schema_version = SCHEMA_VERSION;
+    }
+
     /// The record's text as stored: a schema-3 record keeps its body as
     /// text; an older one is written back as it was read.
     pub fn stored_text(&self, float: crate::core::protocol::FloatText) -> String {
