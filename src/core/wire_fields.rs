@@ -1,6 +1,7 @@
 //! One field list per wire type: what the module writes for each value that
 //! crosses to JS or to storage (the intent record and its parts, the
-//! CommandResult, the outcome, the effect record, the telemetry events),
+//! CommandResult, the outcome, the effect record, the telemetry events and
+//! the announcement `subscribe` delivers),
 //! pinned in `tests/api/wire-fields.json`. The `.d.ts` is checked against
 //! the same file (`tests/api/wire-fields.mjs`, run by `scripts/check-api.sh`),
 //! so a field the writer adds, drops or makes optional fails `npm test`
@@ -331,6 +332,10 @@ fn table() -> BTreeMap<&'static str, Vec<String>> {
         }
     }
     t.insert("IntentTelemetryEvent", event_fields(&lifecycle));
+    t.insert(
+        "IntentEvent",
+        event_fields(&[events::announcement(&r, 3), events::announcement(&bare, 3)]),
+    );
     let down = Availability::Down {
         since: 1,
         next_look_at: 2,

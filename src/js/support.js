@@ -184,14 +184,20 @@ function unknown(intentId, appended, errorCode, errorMsg, reason) {
 
 const STAGES = ["SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "SAGA_HANDLED"];
 
+// What an older build's announcement leaves out of a version-1 event: null.
+const OLDER = { intentKey: null, requestId: null, aggregate: null, attempts: null, appended: null, reason: null,
+  errorCode: null, at: null, scope: null, waitsFor: null };
+
 // `client.subscribe(listener, filter)`: one event per state change of an
 // intent of the namespace, written by this client, another tab or the
 // Service Worker (through BroadcastChannel; where there is none, this
-// runtime's clients only). Events are `version: 1`; an announcement from an
-// older build carries only intentId, state and revision, and its other
-// fields are null. An event older than one already delivered for the same
-// intent (a lower revision) is dropped. A listener that throws is ignored:
-// it changes nothing for the intents or the other listeners.
+// runtime's clients only). The event is the announcement the module wrote
+// (src/core/engine/events.rs, `version: 1`), a copy per listener; an
+// announcement of an older build carries fewer fields (a build before
+// subscribe only intentId, state and revision), the others null. An event
+// older than one already delivered for the same intent (a lower revision)
+// is dropped. A listener that throws is ignored: it changes nothing for the
+// intents or the other listeners.
 export function subscribeIntents(channelName, listener, filter) {
   if (typeof listener !== "function") throw mistake("subscribe", "listener must be a function");
   const want = intentFilter("subscribe", filter);
@@ -199,12 +205,8 @@ export function subscribeIntents(channelName, listener, filter) {
   return channelListen(channelName, (data) => {
     if (!data || typeof data.intentId !== "string" || typeof data.state !== "string") return;
     const revision = Number.isSafeInteger(data.revision) ? data.revision : 0;
-    const event = {
-      version: 1, intentId: data.intentId, state: data.state, revision,
-      intentKey: data.intentKey ?? null, requestId: data.requestId ?? null, aggregate: data.aggregate ?? null,
-      attempts: data.attempts ?? null, appended: data.appended ?? null, reason: data.reason ?? null,
-      errorCode: data.errorCode ?? null, at: data.at ?? null, scope: data.scope ?? null, waitsFor: data.waitsFor ?? null,
-    };
+    const { v, ...fields } = data;
+    const event = data.version === 1 ? { ...data } : { ...OLDER, ...fields, version: 1, revision };
     if (!want(event)) return;
     if ((delivered.get(event.intentId) ?? -1) >= revision) return;
     delivered.set(event.intentId, revision);

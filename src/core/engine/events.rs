@@ -9,8 +9,9 @@ use crate::core::machine::Availability;
 use crate::core::protocol::{JsonOut, ObjectWriter};
 
 /// An intent written at `revision`: `{ intentId, state, revision }`, which
-/// tabs on every build read, and beside them the public fields of a
-/// version-1 intent event (`client.subscribe`).
+/// tabs on every build read, and beside them every field of a version-1
+/// intent event, as `client.subscribe` delivers it (`IntentEvent`: null
+/// where the record has nothing).
 pub fn announcement(record: &IntentRecord, revision: u64) -> String {
     let error_code = record
         .last_result
@@ -22,16 +23,16 @@ pub fn announcement(record: &IntentRecord, revision: u64) -> String {
         .put("intentId", &record.intent_id)
         .put("state", &record.state)
         .put("revision", &revision)
-        .put("v", &1u32)
-        .some("intentKey", &record.intent_key)
+        .put("version", &1u32)
+        .put("intentKey", &record.intent_key)
         .put("requestId", &record.request_id)
         .put("aggregate", &record.aggregate)
         .put("attempts", &(record.attempts.len() as u32))
-        .some("appended", &record.appended)
-        .some("reason", &record.reason)
-        .some("errorCode", &error_code)
-        .some("scope", &record.scope)
-        .some("waitsFor", &record.waits_for)
+        .put("appended", &record.appended)
+        .put("reason", &record.reason)
+        .put("errorCode", &error_code)
+        .put("scope", &record.scope)
+        .put("waitsFor", &record.waits_for)
         .put("at", &record.updated_at)
         .done();
     out.text
