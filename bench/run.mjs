@@ -9,7 +9,7 @@
 //                      [--scoped 100]   (scope)
 //                      [--escalated 100] [--idle 60]   (history)
 //                      [--panel 10000] [--cpu-profile [--profile-top N]]   (devtools)
-//                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load]   (concurrency)
+//                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load] [--trace]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -74,6 +74,30 @@ function traceSelfTimes(events) {
     ? `FunctionCall ${e.args.data.functionName || "(anonymous)"} ${(e.args.data.url ?? "").split("/").pop()}:${e.args.data.lineNumber ?? ""}` : e.name);
   for (const e of mine) self.set(named(e), (self.get(named(e)) ?? 0) + (e.dur - e.frame.child) / 1000);
   return self;
+}
+
+/**
+ * Busy time (ms) per thread of every process in a trace, keyed
+ * "process / thread": the sum of its outermost complete events (an event
+ * inside another on the same thread counted once), for where a burst's
+ * work lands across the renderer, the browser (its IndexedDB and lock
+ * threads) and the network service.
+ */
+function traceThreads(events) {
+  const processes = new Map(), threads = new Map();
+  for (const e of events) {
+    if (e.name === "process_name") processes.set(e.pid, e.args?.name ?? `${e.pid}`);
+    if (e.name === "thread_name") threads.set(`${e.pid}/${e.tid}`, e.args?.name ?? `${e.tid}`);
+  }
+  const busy = new Map(), end = new Map();
+  for (const e of events.filter((x) => x.ph === "X" && x.dur != null).sort((a, b) => a.ts - b.ts)) {
+    const t = `${e.pid}/${e.tid}`;
+    if ((end.get(t) ?? -1) > e.ts) continue;
+    end.set(t, e.ts + e.dur);
+    const key = `${processes.get(e.pid) ?? e.pid} / ${(threads.get(t) ?? e.tid).replace(/[0-9]+$/, "N")}`;
+    busy.set(key, (busy.get(key) ?? 0) + e.dur / 1000);
+  }
+  return busy;
 }
 
 /** A CPU profile's self time (ms) per function, keyed "name file:line". */
@@ -266,6 +290,33 @@ try {
     console.log(sideBySide("self time in", files, columns, "sdk", Infinity));
     console.log(`CPU profile of one burst each (${variants.map(([key, name]) => `${name} ${ms(sum(profiles[key]))}`).join(", ")} sampled), by self time:`);
     console.log(sideBySide("function", profiles, columns, "sdk", top));
+  }
+  // `--trace`: the browser's trace over one burst each of raw fetch, the guarded peer and the SDK: busy time per
+  // process and thread (where the burst's work lands: the renderer, the browser's IndexedDB and lock threads, the
+  // network service), and the renderer's main thread by event (self time).
+  if (args.trace) {
+    const variants = [["raw", "raw fetch", "raw"], ["peer", "guarded peer", {}], ["sdk", "SDK", "sdk"]];
+    const threads = {}, main = {};
+    for (const [key, , spec] of variants) {
+      const events = [];
+      cdp.on("Tracing.dataCollected", ({ value }) => events.push(...value));
+      await cdp.send("Tracing.start", { categories: "devtools.timeline,v8,blink,IndexedDB,toplevel,disabled-by-default-devtools.timeline",
+        transferMode: "ReportEvents" });
+      const [burst] = (await run("concurrency", N.concurrency, { [key]: spec }, 1))[key];
+      const ended = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+      await cdp.send("Tracing.end");
+      await ended;
+      cdp.removeAllListeners("Tracing.dataCollected");
+      await tidy();
+      threads[key] = traceThreads(events);
+      threads[key].set("(the burst's wall time)", burst.ms);
+      main[key] = traceSelfTimes(events);
+    }
+    const columns = variants.map(([key, name]) => [key, name]);
+    console.log(`trace of one burst of ${N.concurrency} each: busy time per process and thread`);
+    console.log(sideBySide("process / thread", threads, columns, "sdk", Number(args["profile-top"] ?? 25)));
+    console.log("the renderer's main thread by event (self time):");
+    console.log(sideBySide("event", main, columns, "sdk", Number(args["profile-top"] ?? 25)));
   }
   // `--cpu-load`: CPU time per process (Linux /proc) over one raw burst, one guarded peer burst and one SDK burst.
   if (args["cpu-load"]) {
