@@ -257,8 +257,9 @@ async fn state_changes_reach_other_contexts() {
     );
     assert_eq!(field("state").as_string().as_deref(), Some("succeeded"));
     assert_eq!(field("revision").as_f64(), Some(3.0));
-    // The version-1 event fields beside them (client.subscribe).
-    assert_eq!(field("v").as_f64(), Some(1.0));
+    // The whole version-1 event beside them, as client.subscribe delivers it.
+    assert_eq!(field("version").as_f64(), Some(1.0));
+    assert!(field("v").is_undefined());
     assert_eq!(field("intentKey").as_string().as_deref(), Some("order-7"));
     assert_eq!(
         field("requestId").as_string(),
@@ -269,10 +270,13 @@ async fn state_changes_reach_other_contexts() {
     let aggregate = field("aggregate");
     let id = js_sys::Reflect::get(&aggregate, &"aggregateId".into()).unwrap();
     assert_eq!(id.as_string().as_deref(), Some("acct-1"));
-    assert!(
-        field("errorCode").is_undefined(),
-        "no error code on a success"
-    );
+    assert!(field("errorCode").is_null(), "no error code on a success");
+    for absent in ["reason", "scope", "waitsFor"] {
+        assert!(
+            field(absent).is_null(),
+            "{absent}: null, as IntentEvent has it"
+        );
+    }
 }
 
 #[wasm_bindgen_test]
