@@ -163,6 +163,19 @@ const mainThreadMs = async () => (await cdp.send("Performance.getMetrics")).metr
 /** `names` in the order of round `round`: rotated, so each runs first as often as the others. */
 const rotated = (names, round) => [...names.slice(round % names.length), ...names.slice(0, round % names.length)];
 /** Per-function (or per-event) figures of several variants side by side, `label` first: the `top` of `sortBy`'s, each divided by `per`. */
+/** The browser's trace events (Chromium's `categories`) over `work`, and what `work` returned. */
+async function traced(categories, work) {
+  const events = [];
+  cdp.on("Tracing.dataCollected", ({ value }) => events.push(...value));
+  await cdp.send("Tracing.start", { categories, transferMode: "ReportEvents" });
+  const result = await work();
+  const ended = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+  await cdp.send("Tracing.end");
+  await ended;
+  cdp.removeAllListeners("Tracing.dataCollected");
+  return { events, result };
+}
+
 const sideBySide = (label, maps, columns, sortBy, top, per = 1) => table(
   [...maps[sortBy]].sort((a, b) => b[1] - a[1]).slice(0, top)
     .map(([k]) => ({ k, ...Object.fromEntries(columns.map(([key]) => [key, (maps[key].get(k) ?? 0) / per])) })),
@@ -298,15 +311,8 @@ try {
     const variants = [["raw", "raw fetch", "raw"], ["peer", "guarded peer", {}], ["sdk", "SDK", "sdk"]];
     const threads = {}, main = {};
     for (const [key, , spec] of variants) {
-      const events = [];
-      cdp.on("Tracing.dataCollected", ({ value }) => events.push(...value));
-      await cdp.send("Tracing.start", { categories: "devtools.timeline,v8,blink,IndexedDB,toplevel,disabled-by-default-devtools.timeline",
-        transferMode: "ReportEvents" });
-      const [burst] = (await run("concurrency", N.concurrency, { [key]: spec }, 1))[key];
-      const ended = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
-      await cdp.send("Tracing.end");
-      await ended;
-      cdp.removeAllListeners("Tracing.dataCollected");
+      const { events, result: [burst] } = await traced("devtools.timeline,v8,blink,IndexedDB,toplevel,disabled-by-default-devtools.timeline",
+        async () => (await run("concurrency", N.concurrency, { [key]: spec }, 1))[key]);
       await tidy();
       threads[key] = traceThreads(events);
       threads[key].set("(the burst's wall time)", burst.ms);
@@ -425,14 +431,8 @@ try {
     if (args.trace) {
       const byVariant = {};
       for (const k of Object.keys(names)) {
-        const events = [];
-        cdp.on("Tracing.dataCollected", ({ value }) => events.push(...value));
-        await cdp.send("Tracing.start", { categories: "devtools.timeline,v8,blink,disabled-by-default-devtools.timeline", transferMode: "ReportEvents" });
-        await run("bodyRun", k, perRound);
-        const ended = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
-        await cdp.send("Tracing.end");
-        await ended;
-        cdp.removeAllListeners("Tracing.dataCollected");
+        const { events } = await traced("devtools.timeline,v8,blink,disabled-by-default-devtools.timeline",
+          () => run("bodyRun", k, perRound));
         byVariant[k] = traceSelfTimes(events);
       }
       console.log(`trace events of ${perRound} commands with a ${bytes} B body, self time per command:`);
