@@ -9,6 +9,7 @@
 //                      [--scoped 100]   (scope)
 //                      [--escalated 100] [--idle 60]   (history)
 //                      [--panel 10000] [--cpu-profile [--profile-top N]]   (devtools)
+//                      [--crossings 20]   (crossings)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load] [--trace]   (concurrency)
 import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -591,6 +592,46 @@ try {
   }
 
   // ---- 5. journal scale ---------------------------------------------------
+  // ---- 4g. crossings ------------------------------------------------------
+  // The calls the module makes into JS per command (issue 52's one crossing
+  // per value): counted, not timed, in a page of its own whose
+  // WebAssembly.instantiate wraps every import of the module with a counter.
+  if (wanted("crossings")) {
+    section("4g. Crossings: the module's calls into JS per sendAndWait, one after another");
+    const counted = await (await browser.newContext()).newPage();
+    await counted.addInitScript(() => {
+      window.crossed = new Map();
+      for (const name of ["instantiate", "instantiateStreaming"]) {
+        const original = WebAssembly[name];
+        WebAssembly[name] = function (source, imports, ...rest) {
+          const wrapped = {};
+          for (const [module, fns] of Object.entries(imports ?? {})) {
+            wrapped[module] = {};
+            for (const [k, f] of Object.entries(fns)) {
+              wrapped[module][k] = typeof f !== "function" ? f
+                : function (...a) { window.crossed.set(k, (window.crossed.get(k) ?? 0) + 1); return f.apply(this, a); };
+            }
+          }
+          return original.call(this, source, imports && wrapped, ...rest);
+        };
+      }
+    });
+    await counted.goto(`${gateway.base}/index.html`);
+    await counted.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+    const n = Number(args.crossings ?? 20), top = Number(args["profile-top"] ?? 8);
+    const rows = [];
+    for (const storage of ["indexedDB", "localStorage", "memory"]) {
+      const per = await counted.evaluate(([n, storage]) => window.bench.crossings(n, storage), [n, storage]);
+      const sorted = Object.entries(per).sort((a, b) => b[1] - a[1]);
+      rows.push({ storage, total: sorted.reduce((a, [, v]) => a + v, 0),
+        largest: sorted.slice(0, top).map(([k, v]) => `${k.replace(/^__wbg_|_[0-9a-f]{16}$/g, "")} ${v}`).join(", ") });
+    }
+    await counted.close();
+    console.log(table(rows, [["journal", (r) => r.storage], ["calls into JS / command", (r) => r.total.toFixed(1)],
+      ["the most called (names as the package's glue has them)", (r) => r.largest]]));
+    results.crossings = rows;
+  }
+
   if (wanted("journal")) {
   section(`5. Journal scale: ${N.journal} persisted intents (IndexedDB)`);
   const j = await run("journalScale", N.journal);

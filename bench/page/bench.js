@@ -578,5 +578,23 @@ export async function devtoolsPanel(n, changes) {
   return { n, shown, firstRows, rowsDrawn, costs };
 }
 
-window.bench = { devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
+/**
+ * 4g. Crossings: the calls the module makes into JS (its imports, counted
+ * by bench/run.mjs's wrapper of WebAssembly.instantiate in a page of its
+ * own) per `sendAndWait` one after another, with `storage`; a count, not a
+ * time, so it is the same on every run. Returns `{ [import]: calls }` per command.
+ */
+export async function crossings(n, storage) {
+  const id = await account();
+  const sdk = await connect(storage);
+  for (let i = 0; i < 3; i++) await sdk.sendAndWait(lock(id));
+  const before = new Map(window.crossed);
+  for (let i = 0; i < n; i++) await sdk.sendAndWait(lock(id));
+  const per = Object.fromEntries([...window.crossed].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / n]).filter(([, v]) => v > 0));
+  await sdk.clear();
+  sdk.free();
+  return per;
+}
+
+window.bench = { crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
 document.body.dataset.ready = "true";

@@ -337,7 +337,7 @@ impl WowClient {
         let read = (|| {
             let id = intent_ref(&intent)?;
             // The same reader as every other option: a non-negative integer or null.
-            let expected = if decision.is_undefined() || decision.is_null() {
+            let expected = if decision.is_null_or_undefined() {
                 None
             } else {
                 input::CallerFields::of("decision", &decision)
@@ -708,8 +708,8 @@ impl WowClient {
         if watch.is_undefined() {
             return false;
         }
-        if let Some(signal) = crate::web::safe_read::get(watch, "signal")
-            .filter(|s| !s.is_undefined() && !s.is_null())
+        if let Some(signal) =
+            crate::web::safe_read::get(watch, "signal").filter(|s| !s.is_null_or_undefined())
         {
             self.executor.on_abort(call, &signal);
         }
@@ -731,14 +731,14 @@ fn open_journal(
         detail,
     };
     let (kv, builtin, immediate) = match storage.as_string().as_deref() {
-        None if storage.is_undefined() || storage.is_null() => {
+        None if storage.is_null_or_undefined() => {
             (indexed_db::adapter(namespace).into(), true, false)
         }
         Some("indexedDB") => (indexed_db::adapter(namespace).into(), true, false),
         Some("localStorage") => {
             let kv = local_storage_kv()
                 .map_err(|e| crate::web::storage::unavailable(JsFailure::from(e), false))?;
-            if kv.is_null() {
+            if kv.is_null_or_undefined() {
                 return Err(missing("localStorage is not available here".into()));
             }
             (kv, true, true)

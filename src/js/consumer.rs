@@ -254,7 +254,7 @@ impl Shared {
     /// Opens a consumer over the same storage choices as `WowClient`
     /// (`'indexedDB'`, `'localStorage'`, `'memory'` or an adapter).
     async fn open(options: JsValue) -> Result<Shared, JsValue> {
-        let options = if options.is_undefined() || options.is_null() {
+        let options = if options.is_null_or_undefined() {
             js_sys::Object::new().into()
         } else {
             options
@@ -359,7 +359,7 @@ impl Shared {
             )
         })?;
         let (reconcile, max_wait_ms, effect_timeout_ms) = match options {
-            options if options.is_undefined() || options.is_null() => {
+            options if options.is_null_or_undefined() => {
                 (None, self.max_wait_ms, self.effect_timeout_ms)
             }
             options if !options.is_object() => {
@@ -431,7 +431,7 @@ impl Shared {
     /// Removes done records older than `olderThanMs` (default 7 days);
     /// started ones are kept. Resolves to how many were removed.
     async fn prune(&self, older_than_ms: JsValue) -> Result<JsValue, JsValue> {
-        let retention = if older_than_ms.is_undefined() || older_than_ms.is_null() {
+        let retention = if older_than_ms.is_null_or_undefined() {
             DEFAULT_RETENTION_MS
         } else {
             match older_than_ms.as_f64() {

@@ -217,7 +217,7 @@ impl CallerFields {
         object: &JsValue,
         error: Rc<RefCell<Option<String>>>,
     ) -> Result<CallerFields, String> {
-        if object.is_undefined() || object.is_null() {
+        if object.is_null_or_undefined() {
             return Err(text!(what, " is required"));
         }
         if !object.is_object() || crate::web::safe_read::is_array(object) != Some(false) {
@@ -294,7 +294,7 @@ impl CallerFields {
     fn get(&self, name: &str) -> Option<JsValue> {
         self.asked.borrow_mut().push(name.to_owned());
         match js_sys::Reflect::get(&self.object, &JsValue::from_str(name)) {
-            Ok(v) if v.is_undefined() || v.is_null() => None,
+            Ok(v) if v.is_null_or_undefined() => None,
             Ok(v) => Some(v),
             Err(_) => {
                 self.refuse(text!(self.what, ".", name, " could not be read"));
@@ -385,7 +385,7 @@ impl CallerFields {
 /// A function-valued option, if present.
 pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function>, String> {
     let value = js_sys::Reflect::get(options, &name.into()).unwrap_or(JsValue::UNDEFINED);
-    if value.is_undefined() || value.is_null() {
+    if value.is_null_or_undefined() {
         return Ok(None);
     }
     crate::web::safe_read::function(&value)

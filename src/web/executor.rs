@@ -612,9 +612,9 @@ impl Executor {
         let store_error =
             |writing: bool| super::storage::unavailable(JsFailure::from(value.clone()), writing);
         Some(match pending {
-            Pending::Get if ok => Done::Got(Ok(
-                (!value.is_null() && !value.is_undefined()).then(|| entry(value))
-            )),
+            Pending::Get if ok => {
+                Done::Got(Ok((!value.is_null_or_undefined()).then(|| entry(value))))
+            }
             Pending::Get => Done::Got(Err(store_error(false))),
             Pending::List(only) if ok => Done::Listed(Ok(safe_read::elements(&value)
                 .unwrap_or_default()
@@ -666,7 +666,7 @@ impl Executor {
                         return None;
                     }
                     Locked::Unsupported
-                } else if value.is_null() {
+                } else if value.is_null_or_undefined() {
                     Locked::Busy
                 } else {
                     self.locks.borrow_mut().push((op, value.unchecked_into()));
@@ -902,7 +902,7 @@ fn entry(value: JsValue) -> Result<IntentRecord, RecordError> {
 
 /// The caller's `headers()` answer: an object of strings (or nothing).
 fn headers_of(value: &JsValue) -> Result<Vec<(String, String)>, String> {
-    if value.is_undefined() || value.is_null() {
+    if value.is_null_or_undefined() {
         return Ok(Vec::new());
     }
     let not_an_object = || "headers() must return an object of strings".to_owned();

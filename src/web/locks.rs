@@ -96,7 +96,7 @@ impl PendingLock {
 pub(crate) fn attempt_from(value: JsValue) -> LockAttempt {
     if value.is_undefined() {
         LockAttempt::Unsupported
-    } else if value.is_null() {
+    } else if value.is_null_or_undefined() {
         LockAttempt::Busy
     } else {
         LockAttempt::Held(IntentLock {

@@ -211,19 +211,21 @@ pub fn json_from_js(value: wasm_bindgen::JsValue) -> Result<JsonValue, JsFailure
 /// `v` walked, unless it nests deeper than `max` levels.
 fn walk(v: &wasm_bindgen::JsValue, depth: u32, max: u32) -> Option<JsonValue> {
     use wasm_bindgen::JsCast;
-    if v.is_null() || v.is_undefined() {
-        return Some(JsonValue::Null);
-    }
-    if let Some(b) = v.as_bool() {
-        return Some(JsonValue::Bool(b));
+    // The commonest kinds first: each test is a crossing.
+    if let Some(s) = v.as_string() {
+        return Some(JsonValue::String(s));
     }
     if let Some(n) = v.as_f64() {
         return Some(JsonValue::from_js_number(n));
     }
-    if let Some(s) = v.as_string() {
-        return Some(JsonValue::String(s));
+    if let Some(b) = v.as_bool() {
+        return Some(JsonValue::Bool(b));
     }
-    if depth >= max || v.is_function() || !v.is_object() {
+    if v.is_null_or_undefined() {
+        return Some(JsonValue::Null);
+    }
+    // A function is not an object here (`typeof`).
+    if depth >= max || !v.is_object() {
         return None;
     }
     if js_sys::Array::is_array(v) {

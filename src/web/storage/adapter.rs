@@ -132,7 +132,7 @@ fn stored(v: JsValue, builtin: bool) -> Option<JsValue> {
 impl KeyValue for AdapterKv {
     async fn read(&self, key: &str) -> Result<Option<JsValue>, StoreError> {
         let v = self.call("get", &[key.into()], false).await?;
-        if v.is_null() || v.is_undefined() {
+        if v.is_null_or_undefined() {
             return Ok(None);
         }
         stored(v, self.builtin)

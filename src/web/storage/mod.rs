@@ -117,13 +117,13 @@ impl AnyStore {
             })
         };
         match storage.as_string().as_deref() {
-            None if storage.is_undefined() || storage.is_null() => {
+            None if storage.is_null_or_undefined() => {
                 builtin(indexed_db::adapter(namespace).into(), false, true)
             }
             Some("indexedDB") => builtin(indexed_db::adapter(namespace).into(), false, true),
             Some("localStorage") => {
                 let kv = local_storage_kv().map_err(|e| unavailable(JsFailure::from(e), false))?;
-                if kv.is_null() {
+                if kv.is_null_or_undefined() {
                     return Err(StoreError::Unavailable {
                         kind: Unavailable::Missing,
                         detail: "localStorage is not available here".into(),
