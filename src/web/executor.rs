@@ -19,10 +19,11 @@ use wasm_bindgen::JsCast;
 use super::locks::{local_lock_wait, lock_background, lock_try, lock_wait};
 use super::{safe_read, time, to_js, JsFailure};
 use crate::core::engine::{
-    Ask, CallId, Do, Done, Engine, Failure, Io, LockKind, Locked, OpId, Reply, Request, Sink, Swap,
+    answers, Ask, CallId, Do, Done, Engine, Failure, Io, LockKind, Locked, OpId, Reply, Request,
+    Sink, Swap,
 };
 use crate::core::journal::{IntentRecord, RecordError};
-use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Said};
+use crate::core::machine::{ConfirmAnswer, LookAnswer};
 use crate::core::protocol::{JsonValue, SseDecoder, StreamElement};
 use crate::core::text::text;
 
@@ -365,12 +366,15 @@ impl Executor {
             *self.timer.borrow_mut() = (i64::MAX, JsValue::UNDEFINED);
             self.engine.borrow_mut().handle_timeout(now);
         } else if tag == ANNOUNCED {
-            let field = |k: &str| safe_read::get(&value, k).and_then(|v| v.as_string());
-            if let (Some(id), Some(state)) = (field("intentId"), field("state")) {
+            if let Some((id, state)) = answers::announced(&plain(value)) {
                 self.engine.borrow_mut().handle_announced(now, &id, &state);
             }
         } else if tag == HEARD {
-            self.heard(&value);
+            if let Some((source, from, heard)) = answers::heard(&plain(value)) {
+                self.engine
+                    .borrow_mut()
+                    .handle_heard(now, &source, from, heard);
+            }
         } else if tag == ONLINE {
             self.engine.borrow_mut().handle_online(now);
         } else if tag == VISIBLE {
@@ -727,13 +731,13 @@ impl Executor {
                 return None;
             }
             Pending::Headers => Done::Headers(if ok {
-                headers_of(&value)
+                answers::headers(&plain(value))
             } else {
                 Err(JsFailure::from(value).text())
             }),
             Pending::Confirm { query } => {
                 let answer = if ok {
-                    confirmer_answer(&value)
+                    answers::confirmed(&plain(value))
                 } else {
                     ConfirmAnswer::Unavailable(JsFailure::from(value).text())
                 };
@@ -741,7 +745,7 @@ impl Executor {
                 Done::Confirmed(answer)
             }
             Pending::ConfirmBatch => Done::Looked(if ok {
-                batch_answer(&value)
+                answers::confirmed_batch(&plain(value))
             } else {
                 LookAnswer::Unavailable(JsFailure::from(value).text())
             }),
@@ -832,29 +836,6 @@ impl Executor {
         })
     }
 
-    /// The probe's channel: another tab's word on history.
-    fn heard(&self, message: &JsValue) {
-        let get = |k: &str| safe_read::get(message, k).unwrap_or(JsValue::UNDEFINED);
-        if get("history").as_bool() != Some(true) {
-            return;
-        }
-        let number = |k: &str| get(k).as_f64().unwrap_or(0.0) as i64;
-        let heard = match get("available").as_bool() {
-            Some(true) => Availability::Up,
-            Some(false) => Availability::Down {
-                since: number("since"),
-                next_look_at: number("nextLookAt"),
-                failures: number("failures") as u32,
-            },
-            None => return,
-        };
-        let source = get("source").as_string().unwrap_or_default();
-        let from = get("from").as_f64().unwrap_or(-1.0) as u64;
-        self.engine
-            .borrow_mut()
-            .handle_heard(time::now(), &source, from, heard);
-    }
-
     /// The client was freed. By `free()` (`[Symbol.dispose]`), it lets go
     /// of everything at once, as a stopped instance does: its calls end
     /// (`ClientFreed`), its locks are let go (another tab or the next client
@@ -900,26 +881,6 @@ fn entry(value: JsValue) -> Result<IntentRecord, RecordError> {
     super::storage::record_from_stored(value)
 }
 
-/// The caller's `headers()` answer: an object of strings (or nothing).
-fn headers_of(value: &JsValue) -> Result<Vec<(String, String)>, String> {
-    if value.is_null_or_undefined() {
-        return Ok(Vec::new());
-    }
-    let not_an_object = || "headers() must return an object of strings".to_owned();
-    if !value.is_object() || safe_read::is_array(value) != Some(false) {
-        return Err(not_an_object());
-    }
-    let keys = safe_read::keys(value).ok_or_else(not_an_object)?;
-    let mut out = Vec::with_capacity(keys.len());
-    for key in keys {
-        let header = safe_read::get(value, &key).ok_or_else(not_an_object)?;
-        if let Some(header) = header.as_string() {
-            out.push((key, header));
-        }
-    }
-    Ok(out)
-}
-
 /// A `ConfirmQuestion` for the caller's confirmer.
 fn question(query: &crate::core::protocol::ConfirmQuery, need_facts: bool) -> JsonValue {
     let text = |s: &String| JsonValue::String(s.clone());
@@ -938,42 +899,11 @@ fn question(query: &crate::core::protocol::ConfirmQuery, need_facts: bool) -> Js
     JsonValue::Object(question)
 }
 
-/// A confirmer's `{appended, version?, commandId?}`.
-fn confirmer_answer(answer: &JsValue) -> ConfirmAnswer {
-    let get = |k: &str| safe_read::get(answer, k).unwrap_or(JsValue::UNDEFINED);
-    match get("appended").as_bool() {
-        Some(true) => ConfirmAnswer::Appended {
-            version: get("version").as_f64().map(|v| v as i64),
-            command_id: get("commandId").as_string(),
-        },
-        Some(false) => ConfirmAnswer::NotAppended,
-        None => {
-            ConfirmAnswer::Unavailable("the confirmer did not say `appended: true|false`".into())
-        }
-    }
-}
-
-/// `confirmBatch`'s answers, each matched to its question by the
-/// aggregateId and requestId it names; one that names none is no evidence.
-fn batch_answer(answers: &JsValue) -> LookAnswer {
-    let Some(answers) = safe_read::elements(answers) else {
-        return LookAnswer::Unavailable("confirmBatch() did not answer an array".into());
-    };
-    let said = answers
-        .iter()
-        .filter_map(|a| {
-            let id = |k: &str| safe_read::get(a, k)?.as_string();
-            Some(Said {
-                aggregate_id: id("aggregateId")?,
-                request_id: id("requestId")?,
-                answer: confirmer_answer(a),
-            })
-        })
-        .collect();
-    LookAnswer::Said {
-        said,
-        complete: false,
-    }
+/// A value answered (a callback's, another tab's message) as plain JSON;
+/// one JSON cannot carry is `false`, a shape no reader asks for
+/// ([`answers`] reads it as a wrong answer).
+fn plain(value: JsValue) -> JsonValue {
+    super::json_from_js(value).unwrap_or(JsonValue::Bool(false))
 }
 
 /// A stage stream's element as the caller reads it (pushed to its stream): its CommandResult, or

@@ -27,6 +27,7 @@
 //! ([`drive`]), the public calls and the scope's turns ([`calls`]), and the
 //! history probe's looks ([`looks`]).
 
+pub mod answers;
 mod calls;
 mod drive;
 pub mod events;

@@ -182,11 +182,7 @@ pub fn look_answer(
     let Ok(value) = body else {
         return LookAnswer::Unavailable(text!(path, " did not answer JSON"));
     };
-    let text = |s: &JsonValue, k: &str| s.get(k).and_then(JsonValue::as_str).map(str::to_owned);
-    let appended = |s: &JsonValue| ConfirmAnswer::Appended {
-        version: s.get("version").and_then(JsonValue::as_i64),
-        command_id: text(s, "commandId"),
-    };
+    use super::answers::{appended, said};
     let query = &look.questions[0];
     match asked {
         Asked::Count => one(
@@ -222,17 +218,10 @@ pub fn look_answer(
                 return LookAnswer::Unavailable(text!(path, " did not answer a list"));
             };
             let complete = streams.len() < BATCH_LIMIT as usize;
-            let said = streams
-                .iter()
-                .filter_map(|s| {
-                    Some(Said {
-                        aggregate_id: text(s, "aggregateId")?,
-                        request_id: text(s, "requestId")?,
-                        answer: appended(s),
-                    })
-                })
-                .collect();
-            LookAnswer::Said { said, complete }
+            LookAnswer::Said {
+                said: said(&streams, appended),
+                complete,
+            }
         }
     }
 }
