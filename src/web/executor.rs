@@ -196,9 +196,7 @@ enum Pending {
         decoder: Box<SseDecoder>,
     },
     Headers,
-    Confirm {
-        query: crate::core::protocol::ConfirmQuery,
-    },
+    Confirm,
     ConfirmBatch,
     Check,
     Online,
@@ -571,27 +569,20 @@ impl Executor {
         let c = &self.callbacks;
         match ask {
             Ask::Headers => self.ask(op, &c.headers, &[], "headers()", Pending::Headers),
-            Ask::Confirm { query, need_facts } => {
-                let q = super::typed_to_js(&question(&query, need_facts));
-                self.ask(
-                    op,
-                    &c.confirm,
-                    &[&q],
-                    "confirm()",
-                    Pending::Confirm { query },
-                );
-            }
-            Ask::ConfirmBatch(queries) => {
-                let all = JsonValue::Array(queries.iter().map(|q| question(q, true)).collect());
-                let q = super::typed_to_js(&all);
-                self.ask(
-                    op,
-                    &c.confirm_batch,
-                    &[&q],
-                    "confirmBatch()",
-                    Pending::ConfirmBatch,
-                );
-            }
+            Ask::Confirm(question) => self.ask(
+                op,
+                &c.confirm,
+                &[&super::typed_to_js(&question)],
+                "confirm()",
+                Pending::Confirm,
+            ),
+            Ask::ConfirmBatch(questions) => self.ask(
+                op,
+                &c.confirm_batch,
+                &[&super::typed_to_js(&questions)],
+                "confirmBatch()",
+                Pending::ConfirmBatch,
+            ),
             Ask::Downstream { call, question } => {
                 let own = self
                     .calls
@@ -735,15 +726,11 @@ impl Executor {
             } else {
                 Err(JsFailure::from(value).text())
             }),
-            Pending::Confirm { query } => {
-                let answer = if ok {
-                    answers::confirmed(&plain(value))
-                } else {
-                    ConfirmAnswer::Unavailable(JsFailure::from(value).text())
-                };
-                let _ = query;
-                Done::Confirmed(answer)
-            }
+            Pending::Confirm => Done::Confirmed(if ok {
+                answers::confirmed(&plain(value))
+            } else {
+                ConfirmAnswer::Unavailable(JsFailure::from(value).text())
+            }),
             Pending::ConfirmBatch => Done::Looked(if ok {
                 answers::confirmed_batch(&plain(value))
             } else {
@@ -879,24 +866,6 @@ fn failure(e: JsValue) -> Failure {
 /// A stored value (JSON text, or the object IndexedDB keeps) as a record.
 fn entry(value: JsValue) -> Result<IntentRecord, RecordError> {
     super::storage::record_from_stored(value)
-}
-
-/// A `ConfirmQuestion` for the caller's confirmer.
-fn question(query: &crate::core::protocol::ConfirmQuery, need_facts: bool) -> JsonValue {
-    let text = |s: &String| JsonValue::String(s.clone());
-    let mut question = vec![
-        ("aggregateId".to_owned(), text(&query.aggregate_id)),
-        ("requestId".to_owned(), text(&query.request_id)),
-        ("resource".to_owned(), text(&query.route.resource)),
-    ];
-    if let Some(tenant) = &query.route.tenant_id {
-        question.push(("tenantId".to_owned(), text(tenant)));
-    }
-    if let Some(alias) = &query.route.context_alias {
-        question.push(("contextAlias".to_owned(), text(alias)));
-    }
-    question.push(("needFacts".to_owned(), JsonValue::Bool(need_facts)));
-    JsonValue::Object(question)
 }
 
 /// A value answered (a callback's, another tab's message) as plain JSON;

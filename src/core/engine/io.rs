@@ -6,7 +6,7 @@
 
 use crate::core::journal::{IntentRecord, Quarantined, RecordError, StoreError};
 use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Outcome};
-use crate::core::protocol::{ConfirmQuery, JsonValue, StreamElement};
+use crate::core::protocol::{JsonValue, StreamElement};
 
 /// An operation's id: its answer comes back with it. 0 is never an id.
 pub type OpId = u32;
@@ -47,15 +47,10 @@ pub struct Request {
 pub enum Ask {
     /// `headers()`: fresh headers for one request.
     Headers,
-    /// `confirm(question)`: history's word on one intent.
-    Confirm {
-        /// The question.
-        query: ConfirmQuery,
-        /// Whether the stream's version and commandId are wanted.
-        need_facts: bool,
-    },
-    /// `confirmBatch(questions)`: history's word on several.
-    ConfirmBatch(Vec<ConfirmQuery>),
+    /// `confirm(question)`: history's word on one intent (a `ConfirmQuestion`).
+    Confirm(JsonValue),
+    /// `confirmBatch(questions)`: history's word on several (an array of them).
+    ConfirmBatch(JsonValue),
     /// `check(question)` (call `call`'s own) or `checkDownstream(question)`:
     /// has a stage past SNAPSHOT caught up with the append?
     Downstream {

@@ -7,6 +7,7 @@ use super::io::{Ask, Do, Done, Failure};
 use super::requests::{self, Asked};
 use super::{Child, ConfirmWith, Engine, Next, Task, TaskId, Wake};
 use crate::core::machine::{Look, LookAnswer};
+use crate::core::protocol::{ConfirmQuery, JsonValue};
 use crate::core::text::text;
 
 /// A look in progress.
@@ -29,14 +30,12 @@ impl Engine {
     pub(super) fn look(&mut self, look: Look) {
         let (task, ask) = match self.config.confirm {
             ConfirmWith::Batch => {
-                let ask = Ask::ConfirmBatch(look.questions.clone());
+                let all = look.questions.iter().map(|q| question(q, true)).collect();
+                let ask = Ask::ConfirmBatch(JsonValue::Array(all));
                 (LookTask::Callback(look), Some(ask))
             }
             ConfirmWith::One => {
-                let ask = Ask::Confirm {
-                    query: look.questions[0].clone(),
-                    need_facts: look.need_facts,
-                };
+                let ask = Ask::Confirm(question(&look.questions[0], look.need_facts));
                 (LookTask::Callback(look), Some(ask))
             }
             ConfirmWith::Gateway if self.config.headers => {
@@ -102,5 +101,67 @@ impl Engine {
     /// How long a query to history may take: the attempts' own timeout.
     pub(super) fn within_ms(&self) -> u32 {
         u32::try_from(self.config.machine.caller_timeout_ms).unwrap_or(u32::MAX)
+    }
+}
+
+/// A `ConfirmQuestion` for the caller's confirmer.
+fn question(query: &ConfirmQuery, need_facts: bool) -> JsonValue {
+    let text = |s: &String| JsonValue::String(s.clone());
+    let mut question = vec![
+        ("aggregateId".to_owned(), text(&query.aggregate_id)),
+        ("requestId".to_owned(), text(&query.request_id)),
+        ("resource".to_owned(), text(&query.route.resource)),
+    ];
+    if let Some(tenant) = &query.route.tenant_id {
+        question.push(("tenantId".to_owned(), text(tenant)));
+    }
+    if let Some(alias) = &query.route.context_alias {
+        question.push(("contextAlias".to_owned(), text(alias)));
+    }
+    question.push(("needFacts".to_owned(), JsonValue::Bool(need_facts)));
+    JsonValue::Object(question)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::protocol::AggregateRoute;
+
+    #[test]
+    fn a_confirmer_is_asked_what_its_question_type_declares() {
+        let query = ConfirmQuery {
+            route: AggregateRoute {
+                prefix: None,
+                context_alias: Some("bank".into()),
+                tenant_id: Some("t1".into()),
+                owner_id: Some("o1".into()),
+                resource: "account".into(),
+            },
+            aggregate_id: "a1".into(),
+            request_id: "r1".into(),
+        };
+        let asked = crate::core::protocol::JsonOut::of(
+            &question(&query, true),
+            crate::core::protocol::float_text,
+        );
+        assert_eq!(
+            asked,
+            r#"{"aggregateId":"a1","requestId":"r1","resource":"account","tenantId":"t1","contextAlias":"bank","needFacts":true}"#
+        );
+        let bare = ConfirmQuery {
+            route: AggregateRoute {
+                context_alias: None,
+                tenant_id: None,
+                ..query.route.clone()
+            },
+            ..query.clone()
+        };
+        assert_eq!(
+            crate::core::protocol::JsonOut::of(
+                &question(&bare, false),
+                crate::core::protocol::float_text
+            ),
+            r#"{"aggregateId":"a1","requestId":"r1","resource":"account","needFacts":false}"#
+        );
     }
 }
