@@ -151,8 +151,13 @@ await page.exposeFunction("forceGC", async () => {
   await cdp.send("HeapProfiler.collectGarbage");
   return (await cdp.send("Runtime.getHeapUsage")).usedSize;
 });
-await page.goto(`${gateway.base}/index.html`);
-await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+/** `tab` on the bench page, once the page says it is ready (its module loaded). */
+async function benchPage(tab) {
+  await tab.goto(`${gateway.base}/index.html`);
+  await tab.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  return tab;
+}
+await benchPage(page);
 const run = (name, ...params) => page.evaluate(([name, params]) => window.bench[name](...params), [name, params]);
 // What a measured burst left (the SDK's journal, which the peer's is not), emptied outside the measurement.
 const tidy = () => run("cleanup");
@@ -382,8 +387,7 @@ try {
   // the raw figure above: every page's drives go through one IndexedDB
   // database, its Web Locks and its announcements.
   const second = await page.context().newPage();
-  await second.goto(`${gateway.base}/index.html`);
-  await second.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  await benchPage(second);
   const half = Math.floor(N.concurrency / 2), walls = [];
   let worst = 2 * half;
   for (let round = 0; round < rounds; round++) {
@@ -616,8 +620,7 @@ try {
         };
       }
     });
-    await counted.goto(`${gateway.base}/index.html`);
-    await counted.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+    await benchPage(counted);
     const n = Number(args.crossings ?? 20), top = Number(args["profile-top"] ?? 8);
     const rows = [];
     for (const storage of ["indexedDB", "localStorage", "memory"]) {
