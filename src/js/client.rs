@@ -13,16 +13,16 @@ use wasm_bindgen::JsCast;
 
 use super::input::{self, CommandInput, ConnectInput, Defaults};
 use crate::core::engine::{
-    invalid, journal_failure, ConfirmWith, Engine, EngineConfig, Read, Reply, SendMode,
+    invalid, journal_failure, ConfirmWith, Engine, EngineConfig, Read, Reply, ReportValue, SendMode,
 };
 use crate::core::journal::{JournalError, RequestIdPolicy};
-use crate::core::machine::{MachineConfig, Outcome, Status};
+use crate::core::machine::{MachineConfig, Outcome, Status, SuccessValue};
 use crate::core::protocol::CommandStage;
 use crate::core::text::text;
 use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler};
 use crate::web::random::CryptoRandom;
 use crate::web::storage::indexed_db;
-use crate::web::{object_to_js, time, to_js, JsFailure};
+use crate::web::{time, to_js, JsFailure};
 
 #[wasm_bindgen(module = "/src/js/support.js")]
 extern "C" {
@@ -761,7 +761,7 @@ fn open_journal(
 fn settle(entry: &CallEntry, reply: Reply) {
     let (ok, value) = match reply {
         Reply::Outcome(o) => (true, to_js(&*o)),
-        Reply::Succeeded(o) => (true, success_value(&o)),
+        Reply::Succeeded(o) => (true, to_js(&SuccessValue(&o))),
         Reply::Failed(o) => {
             if let Settler::Stream(_, finish) = &entry.settler {
                 let _ = finish.call2(&JsValue::NULL, &to_js(&*o), &error(&o));
@@ -784,10 +784,7 @@ fn settle(entry: &CallEntry, reply: Reply) {
         Reply::Records(records) => (true, to_js(&records)),
         Reply::Quarantined(q) => (true, to_js(&q)),
         Reply::Count(n) => (true, JsValue::from(n)),
-        Reply::Report { driven, busy } => (
-            true,
-            object_to_js(|w| w.put("driven", &driven).put("busy", &busy).done()),
-        ),
+        Reply::Report { driven, busy } => (true, to_js(&ReportValue(&driven, &busy))),
         Reply::Downstream(o, reached) => {
             let value = to_js(&*o);
             let reached = reached.map_or(JsValue::NULL, |s| JsValue::from_str(s.as_str()));
@@ -800,22 +797,5 @@ fn settle(entry: &CallEntry, reply: Reply) {
     if let Settler::Promise(resolve, reject) = &entry.settler {
         let f = if ok { resolve } else { reject };
         let _ = f.call1(&JsValue::NULL, &value);
-    }
-}
-
-/// What `sendAndWait` resolves to: the final CommandResult, or, when the
-/// success was established by asking the history, what it said.
-fn success_value(outcome: &Outcome) -> JsValue {
-    match &outcome.result {
-        Some(r) if r.is_succeeded() => to_js(r),
-        _ => object_to_js(|w| {
-            w.put("requestId", &outcome.request_id)
-                .put("commandId", &outcome.appended_command_id)
-                .put("aggregateVersion", &outcome.appended_version)
-                .put("errorCode", &"Ok")
-                .put("succeeded", &true)
-                .put("confirmedByHistory", &true)
-                .done()
-        }),
     }
 }

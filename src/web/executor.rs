@@ -494,7 +494,7 @@ impl Executor {
                     },
                 )) = self.calls.borrow().iter().find(|(c, _)| *c == call)
                 {
-                    let _ = push.call1(&JsValue::NULL, &element_to_js(&element));
+                    let _ = push.call1(&JsValue::NULL, &to_js(&element));
                 }
             }
             Do::Told(call, id) => {
@@ -633,15 +633,7 @@ impl Executor {
                 })
                 .collect())),
             Pending::List(_) => Done::Listed(Err(store_error(false))),
-            Pending::Put if ok => Done::Put(Ok(if value.as_bool() == Some(true) {
-                Swap::Done
-            } else {
-                Swap::Lost(
-                    value
-                        .as_f64()
-                        .map(|n| if n < 0.0 { u64::MAX } else { n as u64 }),
-                )
-            })),
+            Pending::Put if ok => Done::Put(Ok(Swap::of(value.as_bool(), value.as_f64()))),
             Pending::Put => Done::Put(Err(store_error(true))),
             Pending::Remove => Done::Removed(if ok { Ok(()) } else { Err(store_error(true)) }),
             Pending::Lock { kind, name } => {
@@ -763,10 +755,11 @@ impl Executor {
         let raw: web_sys::Response = response.unchecked_into();
         let response = gloo_net::http::Response::from(Clone::clone(&raw));
         let headers = response.headers();
-        let is_sse = headers
-            .get("Content-Type")
-            .is_some_and(|t| t.starts_with("text/event-stream"));
-        if stream && is_sse {
+        if stream
+            && crate::core::protocol::headers::is_event_stream(
+                headers.get("Content-Type").as_deref(),
+            )
+        {
             let Some(body) = raw.body() else {
                 return Some(Done::StreamEnded { cut: true });
             };
@@ -783,10 +776,8 @@ impl Executor {
         }
         let status = response.status();
         let error_code = headers.get(crate::core::protocol::headers::names::ERROR_CODE);
-        let retry_after = headers
-            .get("Retry-After")
-            .and_then(|v| crate::core::text::parse_decimal(v.trim()))
-            .map(|s| s.saturating_mul(1000));
+        let retry_after =
+            crate::core::protocol::headers::retry_after_ms(headers.get("Retry-After").as_deref());
         self.wait(
             op,
             &read_json_body(&raw),
@@ -813,14 +804,7 @@ impl Executor {
 
     /// `client.history`.
     pub fn history(&self) -> JsValue {
-        let status = self.engine.borrow().history();
-        super::object_to_js(|w| {
-            crate::core::engine::events::availability(
-                w.put("waiting", &status.waiting),
-                status.availability,
-            )
-            .done()
-        })
+        to_js(&self.engine.borrow().history())
     }
 
     /// The client was freed. By `free()` (`[Symbol.dispose]`), it lets go
@@ -856,11 +840,7 @@ impl Executor {
 /// What a request's rejection means: its deadline, or a lost connection.
 fn failure(e: JsValue) -> Failure {
     let f = JsFailure::from(e);
-    if f.name == "TimeoutError" || f.name == "AbortError" {
-        Failure::Aborted
-    } else {
-        Failure::Lost(f.text())
-    }
+    Failure::of_rejection(&f.name, f.text())
 }
 
 /// A stored value (JSON text, or the object IndexedDB keeps) as a record.
@@ -873,30 +853,6 @@ fn entry(value: JsValue) -> Result<IntentRecord, RecordError> {
 /// ([`answers`] reads it as a wrong answer).
 fn plain(value: JsValue) -> JsonValue {
     super::json_from_js(value).unwrap_or(JsonValue::Bool(false))
-}
-
-/// A stage stream's element as the caller reads it (pushed to its stream): its CommandResult, or
-/// an error event's ErrorInfo.
-pub fn element_to_js(e: &StreamElement) -> JsValue {
-    use crate::core::protocol::{ErrorInfo, ResponseBody};
-    match e {
-        StreamElement::Stage(r) => to_js(r),
-        StreamElement::Error { code, body } => match e.command_result() {
-            Some(r) => to_js(r),
-            None => {
-                let info = match body {
-                    ResponseBody::ErrorInfo(i) => i.clone(),
-                    _ => ErrorInfo {
-                        error_code: code.clone(),
-                        error_msg: String::new(),
-                        binding_errors: Vec::new(),
-                        succeeded: Some(false),
-                    },
-                };
-                to_js(&info)
-            }
-        },
-    }
 }
 
 /// A stream event's data read with `JSON.parse` and decoded without serde_json.

@@ -139,40 +139,9 @@ pub fn iso_time(ms: i64) -> String {
 /// module, are not instantiated.
 pub fn typed_to_js(value: &JsonValue) -> wasm_bindgen::JsValue {
     use serde::Serialize;
-    JsNumbers(value)
+    crate::core::protocol::json_value::JsNumbers(value)
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .unwrap_or(wasm_bindgen::JsValue::NULL)
-}
-
-/// A value serialised with its integers as `f64`.
-struct JsNumbers<'a>(&'a JsonValue);
-
-impl serde::Serialize for JsNumbers<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            JsonValue::Null => s.serialize_unit(),
-            JsonValue::Bool(b) => s.serialize_bool(*b),
-            JsonValue::Int(i) => s.serialize_f64(*i as f64),
-            JsonValue::UInt(u) => s.serialize_f64(*u as f64),
-            JsonValue::Float(f) => s.serialize_f64(*f),
-            JsonValue::String(v) => s.serialize_str(v),
-            JsonValue::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&JsNumbers(item))?;
-                }
-                seq.end()
-            }
-            JsonValue::Object(entries) => {
-                let mut map = s.serialize_map(Some(entries.len()))?;
-                for (k, v) in entries {
-                    map.serialize_entry(k, &JsNumbers(v))?;
-                }
-                map.end()
-            }
-        }
-    }
 }
 
 pub use crate::core::protocol::JsonLimits;

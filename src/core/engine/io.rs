@@ -177,6 +177,19 @@ pub enum Swap {
     Lost(Option<u64>),
 }
 
+impl Swap {
+    /// What a store's `put` answered: `true` written; otherwise the
+    /// revision it found, if it said one (a negative one is read as past
+    /// any this client writes, so the write is never retried over it).
+    pub fn of(written: Option<bool>, found: Option<f64>) -> Swap {
+        if written == Some(true) {
+            Swap::Done
+        } else {
+            Swap::Lost(found.map(|n| if n < 0.0 { u64::MAX } else { n as u64 }))
+        }
+    }
+}
+
 /// What a lock request came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Locked {
@@ -200,6 +213,20 @@ pub enum Failure {
     Aborted,
     /// The network failed; it may have arrived.
     Lost(String),
+}
+
+impl Failure {
+    /// What a request's rejection by an error named `name` means: its
+    /// deadline passed or it was aborted (`TimeoutError`, `AbortError`),
+    /// or the connection was lost.
+    #[inline]
+    pub fn of_rejection(name: &str, text: String) -> Failure {
+        if name == "TimeoutError" || name == "AbortError" {
+            Failure::Aborted
+        } else {
+            Failure::Lost(text)
+        }
+    }
 }
 
 /// What the executor reports.
@@ -286,6 +313,18 @@ pub enum Reply {
     Mistake(String),
 }
 
+/// `resume`'s report as the caller reads it (`{ driven, busy }`).
+pub struct ReportValue<'a>(pub &'a [Outcome], pub &'a [String]);
+
+impl crate::core::protocol::json_codec::ToJson for ReportValue<'_> {
+    fn write_json(&self, out: &mut crate::core::protocol::json_codec::JsonOut) {
+        crate::core::protocol::json_codec::ObjectWriter::new(out)
+            .put("driven", self.0)
+            .put("busy", self.1)
+            .done()
+    }
+}
+
 /// What `client.history` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HistoryStatus {
@@ -293,4 +332,85 @@ pub struct HistoryStatus {
     pub availability: Availability,
     /// Questions waiting for it.
     pub waiting: u32,
+}
+
+/// `client.history` as the caller reads it: `waiting`, and the
+/// availability's fields.
+impl crate::core::protocol::json_codec::ToJson for HistoryStatus {
+    fn write_json(&self, out: &mut crate::core::protocol::json_codec::JsonOut) {
+        let mut w = crate::core::protocol::json_codec::ObjectWriter::new(out);
+        super::events::availability(w.put("waiting", &self.waiting), self.availability).done()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::engine::failed_outcome;
+    use crate::core::machine::{Availability, Status, SuccessValue};
+    use crate::core::protocol::json_codec::{JsonOut, ToJson};
+    use crate::core::protocol::{ErrorCode, ResponseBody, StreamElement};
+
+    fn text(value: &impl ToJson) -> String {
+        JsonOut::of(value, |_, _| {})
+    }
+
+    #[test]
+    fn what_a_store_and_a_request_answered_means() {
+        assert_eq!(Swap::of(Some(true), None), Swap::Done);
+        assert_eq!(Swap::of(Some(false), Some(3.0)), Swap::Lost(Some(3)));
+        assert_eq!(Swap::of(None, Some(-1.0)), Swap::Lost(Some(u64::MAX)));
+        assert_eq!(Swap::of(None, None), Swap::Lost(None));
+        assert_eq!(
+            Failure::of_rejection("TimeoutError", "t".into()),
+            Failure::Aborted
+        );
+        assert_eq!(
+            Failure::of_rejection("AbortError", "a".into()),
+            Failure::Aborted
+        );
+        assert_eq!(
+            Failure::of_rejection("TypeError", "Failed to fetch".into()),
+            Failure::Lost("Failed to fetch".into())
+        );
+    }
+
+    #[test]
+    fn what_the_caller_reads() {
+        let down = HistoryStatus {
+            availability: Availability::Down {
+                since: 5,
+                next_look_at: 9,
+                failures: 2,
+            },
+            waiting: 3,
+        };
+        assert_eq!(
+            text(&down),
+            r#"{"waiting":3,"available":false,"since":5,"nextLookAt":9,"failures":2}"#
+        );
+        let mut confirmed = failed_outcome("Ok", "", Status::Succeeded, Some(true));
+        confirmed.error = None;
+        confirmed.request_id = "r".into();
+        confirmed.appended_version = Some(4);
+        confirmed.appended_command_id = Some("c".into());
+        assert_eq!(
+            text(&SuccessValue(&confirmed)),
+            r#"{"requestId":"r","commandId":"c","aggregateVersion":4,"errorCode":"Ok","succeeded":true,"confirmedByHistory":true}"#
+        );
+        assert_eq!(
+            text(&ReportValue(&[], &["i".into()])),
+            r#"{"driven":[],"busy":["i"]}"#
+        );
+        let bare = StreamElement::Error {
+            code: ErrorCode::parse("RequestTimeout"),
+            body: ResponseBody::Other {
+                reason: "blank".into(),
+            },
+        };
+        assert_eq!(
+            text(&bare),
+            r#"{"errorCode":"RequestTimeout","errorMsg":"","succeeded":false}"#
+        );
+    }
 }

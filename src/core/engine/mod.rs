@@ -42,7 +42,7 @@ use std::collections::VecDeque;
 pub use calls::{failed_outcome, invalid, journal_failure, Read, SendMode};
 pub use io::{
     Ask, CallId, Do, Done, Entry, Failure, HistoryStatus, Io, LockKind, Locked, OpId, Reply,
-    Request, Sink, Swap,
+    ReportValue, Request, Sink, Swap,
 };
 
 use crate::core::journal::{

@@ -106,6 +106,21 @@ pub enum Unavailable {
 }
 
 impl Unavailable {
+    /// The way storage is unavailable that an exception named `name`
+    /// (a `DOMException`'s, or an adapter's error's) means.
+    #[inline]
+    pub fn of(name: &str, writing: bool) -> Unavailable {
+        match name {
+            "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED" => Unavailable::QuotaExceeded,
+            "SecurityError" | "InvalidStateError" | "NotAllowedError" | "UnknownError" => {
+                Unavailable::Blocked
+            }
+            "NotSupportedError" | "ReferenceError" => Unavailable::Missing,
+            _ if writing => Unavailable::WriteFailed,
+            _ => Unavailable::ReadFailed,
+        }
+    }
+
     /// Its name, for messages.
     pub const fn as_str(&self) -> &'static str {
         match self {
@@ -319,5 +334,32 @@ impl<R: StoredRecord> RecordStore<R> for MemoryStore {
             records,
             quarantined: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Unavailable;
+
+    #[test]
+    fn an_exception_names_how_storage_is_unavailable() {
+        assert_eq!(
+            Unavailable::of("QuotaExceededError", true),
+            Unavailable::QuotaExceeded
+        );
+        assert_eq!(
+            Unavailable::of("NS_ERROR_DOM_QUOTA_REACHED", false),
+            Unavailable::QuotaExceeded
+        );
+        assert_eq!(
+            Unavailable::of("SecurityError", false),
+            Unavailable::Blocked
+        );
+        assert_eq!(
+            Unavailable::of("NotSupportedError", true),
+            Unavailable::Missing
+        );
+        assert_eq!(Unavailable::of("TypeError", true), Unavailable::WriteFailed);
+        assert_eq!(Unavailable::of("TypeError", false), Unavailable::ReadFailed);
     }
 }

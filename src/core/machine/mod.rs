@@ -10,7 +10,7 @@ pub mod probe;
 pub use backoff::{backoff_ms, Jitter};
 pub use history::{Availability, GateConfig, HistoryGate, Look, LookAnswer, Said, Ticket};
 pub use intent_machine::{Action, ConfirmAnswer, IntentMachine, MachineConfig, TransportError};
-pub use outcome::{Outcome, Status};
+pub use outcome::{Outcome, Status, SuccessValue};
 pub use probe::{Granted, Probe, ProbeAction};
 
 #[cfg(test)]

@@ -92,6 +92,28 @@ impl ToJson for Outcome {
     }
 }
 
+/// What `sendAndWait` resolves with for an intent that succeeded: the
+/// gateway's CommandResult, or, for one confirmed by history alone, what
+/// history says of it in a CommandResult's fields (`confirmedByHistory`).
+pub struct SuccessValue<'a>(pub &'a Outcome);
+
+impl ToJson for SuccessValue<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        let o = self.0;
+        match &o.result {
+            Some(r) if r.is_succeeded() => r.write_json(out),
+            _ => ObjectWriter::new(out)
+                .put("requestId", &o.request_id)
+                .put("commandId", &o.appended_command_id)
+                .put("aggregateVersion", &o.appended_version)
+                .put("errorCode", &"Ok")
+                .put("succeeded", &true)
+                .put("confirmedByHistory", &true)
+                .done(),
+        }
+    }
+}
+
 impl Outcome {
     /// Says what usually causes a 404 with no stage on a command not marked
     /// `create`: no route (an aggregate that does not exist is NotFound at

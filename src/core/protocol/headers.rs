@@ -2,6 +2,19 @@
 
 use super::stage::CommandStage;
 
+/// Whether a response's `Content-Type` says a stage stream (SSE).
+#[inline]
+pub fn is_event_stream(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|t| t.starts_with("text/event-stream"))
+}
+
+/// `Retry-After`'s delay in milliseconds: its seconds form (an HTTP date
+/// is not read: the backoff decides instead).
+#[inline]
+pub fn retry_after_ms(value: Option<&str>) -> Option<u64> {
+    crate::core::text::parse_decimal(value?.trim()).map(|s| s.saturating_mul(1000))
+}
+
 /// Header names, exactly as the server spells them.
 pub mod names {
     /// Stage to wait for (default PROCESSED).
@@ -306,6 +319,16 @@ pub fn traceparent(request_id: &str, span: u64) -> Option<String> {
 mod tests {
     use super::*;
     use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn reads_content_type_and_retry_after() {
+        assert!(is_event_stream(Some("text/event-stream;charset=UTF-8")));
+        assert!(!is_event_stream(Some("application/json")));
+        assert!(!is_event_stream(None));
+        assert_eq!(retry_after_ms(Some(" 3 ")), Some(3000));
+        assert_eq!(retry_after_ms(Some("Wed, 21 Oct 2015 07:28:00 GMT")), None);
+        assert_eq!(retry_after_ms(None), None);
+    }
 
     #[test]
     fn refuses_injection_controls_and_non_ascii() {

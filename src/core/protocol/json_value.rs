@@ -220,6 +220,38 @@ impl Serialize for JsonValue {
     }
 }
 
+/// A value serialised with its integers as `f64`: what a JS number holds
+/// (the nearest one beyond 2^53), so a serializer into JS values needs no
+/// 64-bit integer writer of its own.
+pub struct JsNumbers<'a>(pub &'a JsonValue);
+
+impl Serialize for JsNumbers<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            JsonValue::Null => s.serialize_unit(),
+            JsonValue::Bool(b) => s.serialize_bool(*b),
+            JsonValue::Int(i) => s.serialize_f64(*i as f64),
+            JsonValue::UInt(u) => s.serialize_f64(*u as f64),
+            JsonValue::Float(f) => s.serialize_f64(*f),
+            JsonValue::String(v) => s.serialize_str(v),
+            JsonValue::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&JsNumbers(item))?;
+                }
+                seq.end()
+            }
+            JsonValue::Object(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, &JsNumbers(v))?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for JsonValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ValueVisitor)
@@ -317,6 +349,16 @@ impl<'de> Visitor<'de> for ValueVisitor {
 mod tests {
     use super::*;
     use crate::core::protocol::test_support::test;
+
+    #[test]
+    fn js_numbers_writes_every_integer_as_a_float() {
+        let text = r#"{"v":7,"a":[-3,18446744073709551615,2.5],"s":"x","n":null,"b":true}"#;
+        let value: JsonValue = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&JsNumbers(&value)).unwrap(),
+            r#"{"v":7.0,"a":[-3.0,1.8446744073709552e+19,2.5],"s":"x","n":null,"b":true}"#
+        );
+    }
 
     #[test]
     fn keeps_any_payload_as_is_in_key_order() {

@@ -202,6 +202,32 @@ impl StreamElement {
     }
 }
 
+/// A stage stream's element as the caller reads it (pushed to its
+/// stream): its CommandResult, or an error event's ErrorInfo (its code
+/// alone when its data said nothing more).
+impl super::json_codec::ToJson for StreamElement {
+    fn write_json(&self, out: &mut super::json_codec::JsonOut) {
+        match self {
+            StreamElement::Stage(r)
+            | StreamElement::Error {
+                body: ResponseBody::CommandResult(r),
+                ..
+            } => r.write_json(out),
+            StreamElement::Error {
+                body: ResponseBody::ErrorInfo(info),
+                ..
+            } => info.write_json(out),
+            StreamElement::Error { code, .. } => ErrorInfo {
+                error_code: code.clone(),
+                error_msg: String::new(),
+                binding_errors: Vec::new(),
+                succeeded: Some(false),
+            }
+            .write_json(out),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,17 +42,8 @@ extern "C" {
 
 /// Maps a JS exception to the way storage is unavailable.
 pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
-    let kind = match failure.name.as_str() {
-        "QuotaExceededError" | "NS_ERROR_DOM_QUOTA_REACHED" => Unavailable::QuotaExceeded,
-        "SecurityError" | "InvalidStateError" | "NotAllowedError" | "UnknownError" => {
-            Unavailable::Blocked
-        }
-        "NotSupportedError" | "ReferenceError" => Unavailable::Missing,
-        _ if writing => Unavailable::WriteFailed,
-        _ => Unavailable::ReadFailed,
-    };
     StoreError::Unavailable {
-        kind,
+        kind: Unavailable::of(&failure.name, writing),
         detail: failure.text(),
     }
 }
