@@ -606,9 +606,7 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
         .await
         .unwrap();
     let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
-    let parsed =
-        wow_command_client::js::input::CommandInput::read(&lock(&id, 2), Default::default())
-            .unwrap();
+    let parsed = wow_command_client::js::input::command(&lock(&id, 2), Default::default()).unwrap();
     let defaults = wow_command_client::js::input::Defaults {
         config: Default::default(),
         wait_stage: wow_command_client::core::protocol::CommandStage::Processed,

@@ -1,9 +1,10 @@
 //! What a caller's command says, and the intent and drive settings it
 //! becomes: the client's defaults applied, the route and the method
 //! decided, every field checked. Pure, so every rule here is tested
-//! natively; `js/input.rs` only reads the caller's object into a
-//! [`CommandInput`].
+//! natively; `js/input.rs` only answers what each of the caller's values
+//! is ([`Given`]).
 
+use crate::core::caller_fields::{CallerFields, Given};
 use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
 use crate::core::machine::MachineConfig;
 use crate::core::protocol::{
@@ -65,6 +66,59 @@ pub struct CommandInput {
     pub create: Option<bool>,
     /// Whether the aggregate id is a path segment (default: not for creates).
     pub id_in_path: Option<bool>,
+}
+
+impl CommandInput {
+    /// Reads a command given to `send`, `sendAndWait` or `sendAndWaitStream`;
+    /// `body` reads its body (within the client's limits), told the field's
+    /// path for its errors.
+    pub fn read<V: Given>(
+        command: V,
+        body: impl FnOnce(&V, &str) -> Result<JsonValue, String>,
+    ) -> Result<CommandInput, String> {
+        let c = CallerFields::of("command", command)?;
+        let Some(a) = c.object("aggregate") else {
+            c.refuse("command.aggregate is required".into());
+            return Err(c.first_error());
+        };
+        // In the order the fields were always read, so the same one is named.
+        let context_alias = a.string("contextAlias");
+        let resource = a.string("resource");
+        if resource.is_none() {
+            a.refuse("command.aggregate.resource is required".into());
+        }
+        let read = CommandInput {
+            aggregate: AggregateInput {
+                context_alias,
+                resource: resource.unwrap_or_default(),
+                id: a.string("id"),
+                tenant_id: a.string("tenantId"),
+                owner_id: a.string("ownerId"),
+            },
+            action: c.string("action"),
+            method: c.string("method"),
+            path: c.string("path"),
+            body: c.with("body", body),
+            intent_key: c.string("intentKey"),
+            scope: c.string("scope"),
+            wait_stage: c.string("waitStage"),
+            wait_context: c.string("waitContext"),
+            wait_processor: c.string("waitProcessor"),
+            wait_function: c.string("waitFunction"),
+            wait_tail_stage: c.string("waitTailStage"),
+            expected_version: c
+                .count("expectedVersion")
+                .map(|v| v.min(i64::MAX as u64) as i64),
+            timeout_ms: c.count("timeoutMs"),
+            wait_timeout_ms: c.count("waitTimeoutMs"),
+            headers: c.string_map("headers"),
+            create: c.boolean("create"),
+            id_in_path: c.boolean("idInPath"),
+        };
+        a.known();
+        c.known();
+        c.finish(read)
+    }
 }
 
 /// Parses a stage name.

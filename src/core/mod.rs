@@ -1,5 +1,7 @@
 //! The pure core: no web-sys, no clock, no I/O. Builds and tests on any target.
 
+pub mod caller_fields;
+pub mod connect_input;
 pub mod consumer;
 pub mod engine;
 pub mod intent_input;

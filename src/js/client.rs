@@ -11,12 +11,10 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::input::{self, CommandInput, ConnectInput, Defaults};
-use crate::core::engine::{
-    invalid, journal_failure, ConfirmWith, Engine, EngineConfig, Read, Reply, ReportValue, SendMode,
-};
-use crate::core::journal::{JournalError, RequestIdPolicy};
-use crate::core::machine::{MachineConfig, Outcome, Status, SuccessValue};
+use super::input::{self, ConnectInput, Defaults, Settings};
+use crate::core::engine::{invalid, journal_failure, Engine, Read, Reply, ReportValue, SendMode};
+use crate::core::journal::JournalError;
+use crate::core::machine::{Outcome, Status, SuccessValue};
 use crate::core::protocol::CommandStage;
 use crate::core::text::text;
 use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler};
@@ -66,9 +64,6 @@ extern "C" {
     #[wasm_bindgen(js_name = memoryKv)]
     fn memory_kv() -> JsValue;
 }
-
-/// The longest delay `setTimeout` keeps (2^31 − 1 ms); a longer one fires at once.
-const MAX_TIMER_MS: u32 = 2_147_483_647;
 
 /// A `CommandError` carrying `outcome`.
 fn error(outcome: &Outcome) -> JsValue {
@@ -340,7 +335,7 @@ impl WowClient {
             let expected = if decision.is_null_or_undefined() {
                 None
             } else {
-                input::CallerFields::of("decision", &decision)
+                input::CallerFields::of("decision", decision.clone())
                     .and_then(|d| {
                         let expected = d.count("expectedVersion");
                         d.known();
@@ -520,71 +515,16 @@ impl WowClient {
     /// Reads `connect`'s options, opens the store and starts the client's
     /// executor; whether to resume at once.
     fn opened(options: &JsValue, store: Option<JsValue>) -> Result<(WowClient, bool), JsValue> {
-        let parsed = ConnectInput::read(options).map_err(config_error)?;
-        if !(parsed.base_url.starts_with("http://") || parsed.base_url.starts_with("https://")) {
-            return Err(config_error(text!(
-                "baseUrl `",
-                parsed.base_url,
-                "` must be an absolute http(s) URL"
-            )));
-        }
-        let within_ms = parsed
-            .callback_timeout_ms
-            .map_or(crate::web::DEFAULT_CALLBACK_TIMEOUT_MS, |ms| {
-                u32::try_from(ms).unwrap_or(u32::MAX).min(MAX_TIMER_MS)
-            });
-        let namespace = parsed.namespace.clone().unwrap_or_else(|| "default".into());
-        let policy = match parsed.request_id.as_deref() {
-            None | Some("v7") => RequestIdPolicy::RandomV7,
-            Some("v4") => RequestIdPolicy::RandomV4,
-            Some(other) => {
-                return Err(config_error(text!(
-                    "requestId `",
-                    other,
-                    "`: use 'v7' or 'v4'"
-                )))
-            }
-        };
-        let wait_stage = match &parsed.wait_stage {
-            Some(s) => input::stage(s).map_err(config_error)?,
-            None => CommandStage::Processed,
-        };
+        let parsed = ConnectInput::read(options.clone()).map_err(config_error)?;
+        let Settings {
+            engine,
+            defaults,
+            within_ms,
+        } = parsed.settings().map_err(config_error)?;
         let store = match store {
             Some(store) => store,
-            None => open_journal(&parsed.storage, within_ms, &namespace)
+            None => open_journal(&parsed.storage, within_ms, &engine.namespace)
                 .map_err(|e| error(&journal_failure(JournalError::Storage(e))))?,
-        };
-        let retry = parsed.retry.unwrap_or_default();
-        let base = MachineConfig::default();
-        let machine = MachineConfig {
-            caller_timeout_ms: parsed.timeout_ms.unwrap_or(base.caller_timeout_ms),
-            max_attempts: retry.max_attempts.unwrap_or(base.max_attempts).max(1),
-            retry_base_ms: retry.base_ms.unwrap_or(base.retry_base_ms),
-            retry_max_ms: retry.max_ms.unwrap_or(base.retry_max_ms),
-            max_confirms: retry.max_confirms.unwrap_or(base.max_confirms).max(1),
-            ..base
-        };
-        let config = EngineConfig {
-            namespace,
-            base_url: parsed.base_url.trim_end_matches('/').to_owned(),
-            machine: machine.clone(),
-            legacy_timeout: parsed.legacy_wait_timeout.unwrap_or(false),
-            headers: parsed.headers.is_some(),
-            // One probe per namespace and source of history: a confirmer
-            // that takes one question at a time is asked one at a time.
-            confirm: match (&parsed.confirm_batch, &parsed.confirm) {
-                (Some(_), _) => ConfirmWith::Batch,
-                (None, Some(_)) => ConfirmWith::One,
-                (None, None) => ConfirmWith::Gateway,
-            },
-            offline_return: parsed.offline_return,
-            on_event: parsed.on_event.is_some(),
-            on_history: parsed.on_history.is_some(),
-            on_escalated: parsed.on_escalated.is_some(),
-            check_downstream: parsed.check_downstream.is_some(),
-            trace_context: parsed.trace_context == Some(true),
-            policy,
-            retention_ms: (parsed.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64,
         };
         let callbacks = Callbacks {
             headers: parsed.headers,
@@ -597,32 +537,15 @@ impl WowClient {
             within_ms,
         };
         let engine = Engine::new(
-            config,
+            engine,
             crate::web::float_text,
             crate::web::iso_time,
             Box::new(CryptoRandom),
         );
         let executor = Executor::start(engine, store, callbacks, settle);
-        let body_limits = {
-            let base = crate::web::JsonLimits::default();
-            let clamp =
-                |v: Option<u64>, d: u32| v.map_or(d, |v| u32::try_from(v).unwrap_or(u32::MAX));
-            crate::web::JsonLimits {
-                max_chars: clamp(parsed.max_body_chars, base.max_chars),
-                // Beyond what a JsonValue is read with, a body could not be kept.
-                max_depth: clamp(parsed.max_body_depth, base.max_depth)
-                    .min(crate::core::protocol::json_value::MAX_NESTING),
-            }
-        };
         let client = WowClient {
             executor,
-            defaults: Defaults {
-                config: machine,
-                wait_stage,
-                wait_timeout_ms: parsed.wait_timeout_ms,
-                policy,
-                body_limits,
-            },
+            defaults,
             // Asked, never awaited: a permission prompt must not hold up a send.
             persistence: RefCell::new(indexed_db::persistence(
                 parsed.persist_storage == Some(true),
@@ -653,7 +576,7 @@ impl WowClient {
     fn start_send(&self, command: JsValue, entry: CallEntry, watch: &JsValue, mode: SendMode) {
         let executor = &self.executor;
         let call = executor.call(entry);
-        let read = CommandInput::read(&command, self.defaults.body_limits)
+        let read = input::command(&command, self.defaults.body_limits)
             .and_then(|parsed| input::intent(parsed, &self.defaults, mode == SendMode::Stream));
         let watched = self.watching(call, watch);
         let now = time::now();

@@ -65,7 +65,7 @@ pub async fn call_and_await(
 /// How long a caller's callback (headers, confirm, a storage adapter's
 /// operation, reconcile) may take by default before the call it serves
 /// treats it as failed.
-pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
+pub use crate::core::connect_input::DEFAULT_CALLBACK_TIMEOUT_MS;
 
 /// A value as a plain JS object (objects, not Maps; integers as numbers):
 /// its JSON text, written straight from the value by the core's codec and

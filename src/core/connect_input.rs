@@ -1,0 +1,327 @@
+//! What `WowClient.connect`'s options say, read field by field with the
+//! same errors as a command's ([`CallerFields`]). The functions and the
+//! storage are kept as the caller's values (`V`), for the binding layer.
+
+use crate::core::caller_fields::{CallerFields, Given};
+use crate::core::engine::{ConfirmWith, EngineConfig};
+use crate::core::intent_input::{stage, Defaults};
+use crate::core::journal::RequestIdPolicy;
+use crate::core::machine::MachineConfig;
+use crate::core::protocol::{json_value::MAX_NESTING, CommandStage, JsonLimits};
+use crate::core::text::text;
+
+/// How long `headers`, `confirm` and a storage adapter's operations may
+/// take by default.
+pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
+/// The longest delay a browser's timer keeps (2^31 - 1 ms): a longer
+/// callback timeout would fire at once.
+const MAX_TIMER_MS: u32 = 2_147_483_647;
+
+/// What the options decide: the engine's settings, the defaults every
+/// command starts from, and how long a caller's callback may take.
+pub struct Settings {
+    /// The engine's.
+    pub engine: EngineConfig,
+    /// Each command's.
+    pub defaults: Defaults,
+    /// A callback's time (`callbackTimeoutMs`).
+    pub within_ms: u32,
+}
+
+/// Retry settings as given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RetryInput {
+    /// Attempts per drive.
+    pub max_attempts: Option<u32>,
+    /// Backoff base.
+    pub base_ms: Option<u64>,
+    /// Backoff cap.
+    pub max_ms: Option<u64>,
+    /// Confirmation queries before escalating.
+    pub max_confirms: Option<u32>,
+}
+
+/// `WowClient.connect` options; `V` is a caller's value (an adapter), and
+/// its functions `V::Function`.
+pub struct ConnectInput<V: Given> {
+    /// The gateway's base URL.
+    pub base_url: String,
+    /// Storage namespace (user / tenant).
+    pub namespace: Option<String>,
+    /// Caller timeout per attempt.
+    pub timeout_ms: Option<u64>,
+    /// Default wait stage.
+    pub wait_stage: Option<String>,
+    /// Server-side wait timeout (`Command-Wait-Timeout`).
+    pub wait_timeout_ms: Option<u64>,
+    /// Retry settings.
+    pub retry: Option<RetryInput>,
+    /// Also send `Command-Wait-Timout`.
+    pub legacy_wait_timeout: Option<bool>,
+    /// `"v7"` (default) or `"v4"`.
+    pub request_id: Option<String>,
+    /// Settled intents are kept this many days (default 7).
+    pub retention_days: Option<f64>,
+    /// Resume unresolved intents right after connecting (needs Web Locks).
+    pub resume: Option<bool>,
+    /// Ask the browser to keep storage under pressure.
+    pub persist_storage: Option<bool>,
+    /// Send a W3C `traceparent` with each attempt.
+    pub trace_context: Option<bool>,
+    /// How long `headers`, `confirm` and a storage adapter's operations may take.
+    pub callback_timeout_ms: Option<u64>,
+    /// The longest command body, as JSON text.
+    pub max_body_chars: Option<u64>,
+    /// The deepest nesting in a command body.
+    pub max_body_depth: Option<u64>,
+    /// `"return"`: a call that meets an offline runtime settles at once.
+    pub offline_return: bool,
+    /// Where intents are kept: a storage name, a caller's adapter, or none (the default).
+    pub storage: V,
+    /// Headers for each attempt, asked for before it is sent.
+    pub headers: Option<V::Function>,
+    /// A caller's own source of history, asked before the gateway's.
+    pub confirm: Option<V::Function>,
+    /// The same, asked about many intents at once.
+    pub confirm_batch: Option<V::Function>,
+    /// Told once when an intent escalates.
+    pub on_escalated: Option<V::Function>,
+    /// A caller's check of downstream stages.
+    pub check_downstream: Option<V::Function>,
+    /// Telemetry events.
+    pub on_event: Option<V::Function>,
+    /// The history probe's events.
+    pub on_history: Option<V::Function>,
+}
+
+impl<V: Given> ConnectInput<V> {
+    /// Reads `WowClient.connect`'s options.
+    pub fn read(options: V) -> Result<ConnectInput<V>, String> {
+        let o = CallerFields::of("options", options)?;
+        let base_url = o.string("baseUrl");
+        if base_url.is_none() {
+            o.refuse("options.baseUrl is required".into());
+        }
+        let read = ConnectInput {
+            base_url: base_url.unwrap_or_default(),
+            namespace: o.string("namespace"),
+            timeout_ms: o.count("timeoutMs"),
+            wait_stage: o.string("waitStage"),
+            wait_timeout_ms: o.count("waitTimeoutMs"),
+            retry: o.object("retry").map(|r| {
+                let retry = RetryInput {
+                    max_attempts: r.count("maxAttempts").map(clamp_u32),
+                    base_ms: r.count("baseMs"),
+                    max_ms: r.count("maxMs"),
+                    max_confirms: r.count("maxConfirms").map(clamp_u32),
+                };
+                r.known();
+                retry
+            }),
+            legacy_wait_timeout: o.boolean("legacyWaitTimeout"),
+            request_id: o.string("requestId"),
+            retention_days: o.number("retentionDays"),
+            resume: o.boolean("resume"),
+            persist_storage: o.boolean("persistStorage"),
+            trace_context: o.boolean("traceContext"),
+            callback_timeout_ms: o.count("callbackTimeoutMs"),
+            max_body_chars: o.count("maxBodyChars"),
+            max_body_depth: o.count("maxBodyDepth"),
+            offline_return: match o.string("offline").as_deref() {
+                None | Some("wait") => false,
+                Some("return") => true,
+                Some(_) => {
+                    o.refuse("options.offline must be \"wait\" or \"return\"".into());
+                    false
+                }
+            },
+            storage: o.any("storage"),
+            headers: o.function("headers"),
+            confirm: o.function("confirm"),
+            confirm_batch: o.function("confirmBatch"),
+            on_escalated: o.function("onEscalated"),
+            check_downstream: o.function("checkDownstream"),
+            on_event: o.function("onEvent"),
+            on_history: o.function("onHistory"),
+        };
+        // Read where the module restarts (src/web/instance.js): checked here.
+        let _ = o.function("onRestart");
+        o.known();
+        o.finish(read)
+    }
+}
+
+impl<V: Given> ConnectInput<V> {
+    /// The settings these options decide, or the first option that is
+    /// wrong (checked in this order: `baseUrl`, `requestId`, `waitStage`).
+    pub fn settings(&self) -> Result<Settings, String> {
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return Err(text!(
+                "baseUrl `",
+                self.base_url,
+                "` must be an absolute http(s) URL"
+            ));
+        }
+        let policy = match self.request_id.as_deref() {
+            None | Some("v7") => RequestIdPolicy::RandomV7,
+            Some("v4") => RequestIdPolicy::RandomV4,
+            Some(other) => return Err(text!("requestId `", other, "`: use 'v7' or 'v4'")),
+        };
+        let wait_stage = match &self.wait_stage {
+            Some(s) => stage(s)?,
+            None => CommandStage::Processed,
+        };
+        let base = MachineConfig::default();
+        let retry = self.retry.unwrap_or_default();
+        let machine = MachineConfig {
+            caller_timeout_ms: self.timeout_ms.unwrap_or(base.caller_timeout_ms),
+            max_attempts: retry.max_attempts.unwrap_or(base.max_attempts).max(1),
+            retry_base_ms: retry.base_ms.unwrap_or(base.retry_base_ms),
+            retry_max_ms: retry.max_ms.unwrap_or(base.retry_max_ms),
+            max_confirms: retry.max_confirms.unwrap_or(base.max_confirms).max(1),
+            ..base
+        };
+        let limits = JsonLimits::default();
+        let limit = |v: Option<u64>, d: u32| v.map_or(d, clamp_u32);
+        Ok(Settings {
+            engine: EngineConfig {
+                namespace: self.namespace.clone().unwrap_or_else(|| "default".into()),
+                base_url: self.base_url.trim_end_matches('/').to_owned(),
+                machine: machine.clone(),
+                legacy_timeout: self.legacy_wait_timeout.unwrap_or(false),
+                headers: self.headers.is_some(),
+                // One probe per namespace and source of history: a confirmer
+                // that takes one question at a time is asked one at a time.
+                confirm: match (&self.confirm_batch, &self.confirm) {
+                    (Some(_), _) => ConfirmWith::Batch,
+                    (None, Some(_)) => ConfirmWith::One,
+                    (None, None) => ConfirmWith::Gateway,
+                },
+                offline_return: self.offline_return,
+                on_event: self.on_event.is_some(),
+                on_history: self.on_history.is_some(),
+                on_escalated: self.on_escalated.is_some(),
+                check_downstream: self.check_downstream.is_some(),
+                trace_context: self.trace_context == Some(true),
+                policy,
+                retention_ms: (self.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64,
+            },
+            defaults: Defaults {
+                config: machine,
+                wait_stage,
+                wait_timeout_ms: self.wait_timeout_ms,
+                policy,
+                body_limits: JsonLimits {
+                    max_chars: limit(self.max_body_chars, limits.max_chars),
+                    // Beyond what a JsonValue is read with, a body could not be kept.
+                    max_depth: limit(self.max_body_depth, limits.max_depth).min(MAX_NESTING),
+                },
+            },
+            within_ms: self
+                .callback_timeout_ms
+                .map_or(DEFAULT_CALLBACK_TIMEOUT_MS, |ms| {
+                    clamp_u32(ms).min(MAX_TIMER_MS)
+                }),
+        })
+    }
+}
+
+fn clamp_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::caller_fields::tests::given;
+
+    fn refused(options: &str) -> String {
+        match ConnectInput::read(given(options)) {
+            Ok(_) => panic!("{options} was read"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn reads_the_options_and_refuses_the_first_bad_one() {
+        let read = ConnectInput::read(given(
+            r#"{"baseUrl":"http://x","retry":{"maxAttempts":9e9},"offline":"return","onEvent":"fn"}"#,
+        ))
+        .unwrap();
+        assert_eq!(read.base_url, "http://x");
+        assert_eq!(read.retry.unwrap().max_attempts, Some(u32::MAX));
+        assert!(
+            read.offline_return
+                && read.on_event.is_some()
+                && matches!(
+                    read.storage,
+                    crate::core::caller_fields::tests::Fake::Nothing
+                )
+        );
+        assert_eq!(
+            refused(r#"{"offline":"later","onEvent":3}"#),
+            "options.baseUrl is required"
+        );
+        assert_eq!(
+            refused(r#"{"baseUrl":"u","offline":"later","onEvent":3}"#),
+            "options.offline must be \"wait\" or \"return\""
+        );
+        assert_eq!(
+            refused(r#"{"baseUrl":"u","retry":{"tries":1}}"#),
+            "options.retry.tries is not an option (known: maxAttempts, baseMs, maxMs, maxConfirms)"
+        );
+    }
+
+    fn settings(options: &str) -> Result<Settings, String> {
+        ConnectInput::read(given(options))?.settings()
+    }
+
+    #[test]
+    fn the_options_decide_the_settings() {
+        let d = settings(r#"{"baseUrl":"https://gw/"}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(d.engine.namespace, "default");
+        assert_eq!(d.engine.base_url, "https://gw");
+        assert_eq!(d.engine.retention_ms, 7 * 86_400_000);
+        assert!(matches!(d.engine.confirm, ConfirmWith::Gateway));
+        assert_eq!(d.defaults.wait_stage, CommandStage::Processed);
+        assert_eq!(d.defaults.policy, RequestIdPolicy::RandomV7);
+        assert_eq!(d.defaults.body_limits, JsonLimits::default());
+        assert_eq!(d.within_ms, DEFAULT_CALLBACK_TIMEOUT_MS);
+        let s = settings(
+            r#"{"baseUrl":"http://gw","namespace":"n","requestId":"v4","waitStage":"SENT",
+                "retry":{"maxAttempts":0,"maxConfirms":0,"baseMs":5},"confirm":"fn","confirmBatch":"fn",
+                "callbackTimeoutMs":9007199254740991,"maxBodyDepth":100000,"maxBodyChars":10,
+                "retentionDays":0.5}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.engine.namespace, "n");
+        assert_eq!(s.defaults.policy, RequestIdPolicy::RandomV4);
+        assert_eq!(s.defaults.wait_stage, CommandStage::Sent);
+        // At least one attempt and one confirmation, whatever is asked.
+        assert_eq!(
+            (s.engine.machine.max_attempts, s.engine.machine.max_confirms),
+            (1, 1)
+        );
+        assert_eq!(s.defaults.config.retry_base_ms, 5);
+        assert!(matches!(s.engine.confirm, ConfirmWith::Batch));
+        assert_eq!(s.within_ms, MAX_TIMER_MS);
+        assert_eq!(s.defaults.body_limits.max_chars, 10);
+        assert_eq!(s.defaults.body_limits.max_depth, MAX_NESTING);
+        assert_eq!(s.engine.retention_ms, 43_200_000);
+        for (options, error) in [
+            (
+                r#"{"baseUrl":"gw"}"#,
+                "baseUrl `gw` must be an absolute http(s) URL",
+            ),
+            (
+                r#"{"baseUrl":"http://gw","requestId":"v9"}"#,
+                "requestId `v9`: use 'v7' or 'v4'",
+            ),
+        ] {
+            assert_eq!(settings(options).err().as_deref(), Some(error));
+        }
+        assert!(settings(r#"{"baseUrl":"http://gw","waitStage":"DONE"}"#)
+            .err()
+            .is_some_and(|e| e.starts_with("unknown wait stage `DONE`")));
+    }
+}
