@@ -633,7 +633,13 @@ impl Executor {
                 })
                 .collect())),
             Pending::List(_) => Done::Listed(Err(store_error(false))),
-            Pending::Put if ok => Done::Put(Ok(Swap::of(value.as_bool(), value.as_f64()))),
+            // `true`: written; otherwise the revision found, if said (asked
+            // only then: each question is a call into JS).
+            Pending::Put if ok => Done::Put(Ok(if value.as_bool() == Some(true) {
+                Swap::Done
+            } else {
+                Swap::lost(value.as_f64())
+            })),
             Pending::Put => Done::Put(Err(store_error(true))),
             Pending::Remove => Done::Removed(if ok { Ok(()) } else { Err(store_error(true)) }),
             Pending::Lock { kind, name } => {

@@ -178,15 +178,11 @@ pub enum Swap {
 }
 
 impl Swap {
-    /// What a store's `put` answered: `true` written; otherwise the
-    /// revision it found, if it said one (a negative one is read as past
-    /// any this client writes, so the write is never retried over it).
-    pub fn of(written: Option<bool>, found: Option<f64>) -> Swap {
-        if written == Some(true) {
-            Swap::Done
-        } else {
-            Swap::Lost(found.map(|n| if n < 0.0 { u64::MAX } else { n as u64 }))
-        }
+    /// A store's `put` that did not write, with the revision it found, if
+    /// it said one (a negative one is read as past any this client writes,
+    /// so the write is never retried over it).
+    pub fn lost(found: Option<f64>) -> Swap {
+        Swap::Lost(found.map(|n| if n < 0.0 { u64::MAX } else { n as u64 }))
     }
 }
 
@@ -357,10 +353,9 @@ mod tests {
 
     #[test]
     fn what_a_store_and_a_request_answered_means() {
-        assert_eq!(Swap::of(Some(true), None), Swap::Done);
-        assert_eq!(Swap::of(Some(false), Some(3.0)), Swap::Lost(Some(3)));
-        assert_eq!(Swap::of(None, Some(-1.0)), Swap::Lost(Some(u64::MAX)));
-        assert_eq!(Swap::of(None, None), Swap::Lost(None));
+        assert_eq!(Swap::lost(Some(3.0)), Swap::Lost(Some(3)));
+        assert_eq!(Swap::lost(Some(-1.0)), Swap::Lost(Some(u64::MAX)));
+        assert_eq!(Swap::lost(None), Swap::Lost(None));
         assert_eq!(
             Failure::of_rejection("TimeoutError", "t".into()),
             Failure::Aborted
