@@ -17,6 +17,8 @@ rm -rf "$out" && cp -r pkg "$out"
 rm -rf "$out/snippets" "$out"/wow_command_client*
 wasm-bindgen --target web --out-dir "$out" --out-name wow_command_client \
   target/release-wasm/wasm32-unknown-unknown/size-report/wow_command_client.wasm 2> >(grep -v target_features >&2)
+# The closure shims nothing reaches, emptied as in the shipped build.
+node scripts/drop-closure-shims.mjs "$out/wow_command_client_bg.wasm" 2>/dev/null
 # The consumer's glue imports the snippets too: the same files, by the same crate hash.
 cp -rn pkg/snippets "$out/" 2>/dev/null || true
 # Bundled with its snippets as the shipped glue is (the entry imports its error class from it).

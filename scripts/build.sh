@@ -25,6 +25,7 @@ module() { # out-name, cargo feature arguments
   wasm-bindgen --target web "${reset[@]}" --out-dir pkg --out-name "$name" \
     target/release-wasm/wasm32-unknown-unknown/release/wow_command_client.wasm 2> >(grep -v target_features >&2)
   [ "$name" = wow_command_client ] && node scripts/guard-glue.mjs "pkg/${name}.js"
+  node scripts/drop-closure-shims.mjs "pkg/${name}_bg.wasm"
   node scripts/strip-wasm.mjs "pkg/${name}_bg.wasm"
   # Chosen binaryen passes only (npm `binaryen`): identical functions merged
   # (monomorphised copies), what nothing reaches dropped, peephole rewrites,

@@ -45,7 +45,7 @@ export function makeCommandError(outcome) {
  */
 export const mistake = (call, message) => TypeError(`${call}: ${message}`);
 
-// A command's fields (the command reader's, in src/js/input.rs; the
+// A command's fields (the command reader's, in src/core/intent_input.rs; the
 // first-hour test holds the two lists together): a call option spelt as one
 // of them is told where it goes.
 const COMMAND_FIELDS = ["aggregate", "action", "method", "path", "body", "intentKey", "scope", "waitStage", "waitContext",

@@ -1,0 +1,96 @@
+// Empties the closure shims wasm-bindgen keeps for nothing. Every
+// `&dyn Fn…`/`&mut dyn FnMut…` that an imported function of js-sys takes has a
+// describe function naming its invoke shim (`inform(invoke::<…> as u32)`),
+// which puts the shim in the function table; wasm-bindgen reads the describe
+// functions, drops them, and keeps the whole table. A shim a binding uses is
+// called by the glue through an export of its own; one nobody exports is
+// reachable from nothing (the table is not exported, and Rust code never
+// calls a shim through it), yet binaryen keeps it because its table slot
+// does. Its body becomes `unreachable` and its slot stays: about 2 KB of code
+// for js-sys's typed arrays, iterators and promises the module never uses
+// (wasm-bindgen issue #2535). Every other byte of the module is left as it
+// is. Run on wasm-bindgen's output while it still has the crate's names (the
+// release build keeps them until scripts/strip-wasm.mjs drops them).
+//
+//   node scripts/drop-closure-shims.mjs pkg/wow_command_client_bg.wasm
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { leb, sections } from "./wasm-sections.mjs";
+
+const path = process.argv[2];
+const bytes = readFileSync(path);
+const all = sections(bytes);
+const at = (name) => all.find((s) => s.name === name);
+const text = (p) => { const [n, q] = leb(bytes, p); return [new TextDecoder().decode(bytes.subarray(q, q + n)), q + n]; };
+const vec = (section, each) => { let [n, p] = leb(bytes, section.start); for (let i = 0; i < n; i++) p = each(p); };
+
+// Functions are numbered imports first.
+let imported = 0;
+vec(at("import"), (p) => {
+  [, p] = text(p); [, p] = text(p);
+  const kind = bytes[p++];
+  if (kind === 0) { imported++; [, p] = leb(bytes, p); }
+  else if (kind === 1) { p++; const flags = bytes[p++]; [, p] = leb(bytes, p); if (flags & 1) [, p] = leb(bytes, p); }
+  else if (kind === 2) { const flags = bytes[p++]; [, p] = leb(bytes, p); if (flags & 1) [, p] = leb(bytes, p); }
+  else if (kind === 3) p += 2;
+  else throw new Error(`${path}: import kind ${kind}`);
+  return p;
+});
+const exported = new Set();
+vec(at("export"), (p) => { [, p] = text(p); const kind = bytes[p++]; let index; [index, p] = leb(bytes, p); if (kind === 0) exported.add(index); return p; });
+// The table's functions: one active segment of function indices, as wasm-bindgen writes it.
+const inTable = new Set();
+vec(at("element"), (p) => {
+  let flags; [flags, p] = leb(bytes, p);
+  if (flags !== 0) throw new Error(`${path}: element segment of kind ${flags}`);
+  while (bytes[p] !== 0x0b) p++;
+  let n; [n, p] = leb(bytes, p + 1);
+  for (let i = 0; i < n; i++) { let f; [f, p] = leb(bytes, p); inTable.add(f); }
+  return p;
+});
+const names = new Map();
+const nameSection = at("custom:name");
+if (!nameSection) throw new Error(`${path}: no name section: build it with its names`);
+{
+  let [, p] = text(nameSection.start);
+  const end = nameSection.start + nameSection.size;
+  while (p < end) {
+    const sub = bytes[p++]; let size; [size, p] = leb(bytes, p);
+    if (sub === 1) { let [n, q] = leb(bytes, p); for (let i = 0; i < n; i++) { let f, name; [f, q] = leb(bytes, q); [name, q] = text(q); names.set(f, name); } }
+    p += size;
+  }
+}
+// What the code calls or takes a reference to by name (binaryen's text of the
+// module): a shim wasm-bindgen wraps (the externref shim of an exported
+// closure calls the one in the table) is called, and kept.
+const wasmDis = new URL("../node_modules/.bin/wasm-dis", import.meta.url).pathname;
+const wat = execFileSync(wasmDis, [path], { maxBuffer: 1 << 30, encoding: "utf8" });
+const used = new Set([...wat.matchAll(/\((?:call|return_call|ref\.func) \$(?:"([^"]*)"|([^\s)]+))/g)].map((m) => m[1] ?? m[2]));
+const seen = new Map();
+for (const n of names.values()) seen.set(n, (seen.get(n) ?? 0) + 1);
+const shim = /^wasm_bindgen(\[[0-9a-f]+\])?::convert::closures::_::invoke::</;
+const dead = new Set([...inTable].filter((f) => {
+  const n = names.get(f) ?? "";
+  return shim.test(n) && !exported.has(f) && !used.has(n) && seen.get(n) === 1;
+}));
+if (![...inTable].some((f) => shim.test(names.get(f) ?? ""))) throw new Error(`${path}: no closure shim in the table by name`);
+
+// The code section again, each dead body replaced by `unreachable`.
+const code = at("code");
+const bodies = [];
+let [count, p] = leb(bytes, code.start);
+const head = bytes.subarray(code.start, p);
+for (let i = 0; i < count; i++) {
+  const from = p; let size; [size, p] = leb(bytes, p);
+  // No locals, `unreachable`, `end`.
+  bodies.push(dead.has(imported + i) ? Buffer.from([3, 0, 0x00, 0x0b]) : bytes.subarray(from, p + size));
+  p += size;
+}
+const content = Buffer.concat([head, ...bodies]);
+const u32 = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return Buffer.from(out); };
+const out = Buffer.concat([bytes.subarray(0, code.from), Buffer.from([10]), u32(content.length), content, bytes.subarray(code.start + code.size)]);
+await WebAssembly.compile(out);
+writeFileSync(path, out);
+console.error(`${path}: ${dead.size} unexported closure shims emptied`);
+// `VERBOSE=1` lists them.
+if (process.env.VERBOSE) for (const f of dead) console.error("  ", names.get(f));
