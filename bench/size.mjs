@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
-import { leb, sections } from "../scripts/wasm-sections.mjs";
+import { functionNames, importedFunctions, leb, sections } from "../scripts/wasm-sections.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const pkg = join(root, "pkg");
@@ -66,46 +66,10 @@ export function sizes() {
 // ---- wasm structure -------------------------------------------------------
 /** Function body sizes by name, from a module that still has its name section. */
 export function functions(bytes) {
-  const all = sections(bytes);
-  const code = all.find((s) => s.name === "code");
-  const names = all.find((s) => s.name === "custom:name");
-  const imports = all.find((s) => s.name === "import");
-  if (!code || !names) return null;
-  let importedFns = 0;
-  if (imports) {
-    let [count, at] = leb(bytes, imports.start);
-    for (let i = 0; i < count; i++) {
-      let len;
-      [len, at] = leb(bytes, at); at += len;
-      [len, at] = leb(bytes, at); at += len;
-      const kind = bytes[at++];
-      if (kind === 0) { importedFns++; [, at] = leb(bytes, at); }
-      else if (kind === 1) { at++; const flags = bytes[at++]; [, at] = leb(bytes, at); if (flags & 1) [, at] = leb(bytes, at); }
-      else if (kind === 2) { const flags = bytes[at++]; [, at] = leb(bytes, at); if (flags & 1) [, at] = leb(bytes, at); }
-      else if (kind === 3) { at += 2; }
-      else { at += 1; [, at] = leb(bytes, at); }
-    }
-  }
-  const fnNames = new Map();
-  let [len, at] = leb(bytes, names.start);
-  at += len; // the "name" string
-  const end = names.start + names.size;
-  while (at < end) {
-    const sub = bytes[at++];
-    let size;
-    [size, at] = leb(bytes, at);
-    if (sub === 1) {
-      let [count, p] = leb(bytes, at);
-      for (let i = 0; i < count; i++) {
-        let index, n;
-        [index, p] = leb(bytes, p);
-        [n, p] = leb(bytes, p);
-        fnNames.set(index, new TextDecoder().decode(bytes.subarray(p, p + n)));
-        p += n;
-      }
-    }
-    at += size;
-  }
+  const code = sections(bytes).find((s) => s.name === "code");
+  const fnNames = functionNames(bytes);
+  if (!code || !fnNames) return null;
+  const importedFns = importedFunctions(bytes);
   const bodies = [];
   let [count, p] = leb(bytes, code.start);
   for (let i = 0; i < count; i++) {

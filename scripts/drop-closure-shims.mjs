@@ -15,7 +15,7 @@
 //   node scripts/drop-closure-shims.mjs pkg/wow_command_client_bg.wasm
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { leb, sections } from "./wasm-sections.mjs";
+import { functionNames, importedFunctions, leb, sections, uleb } from "./wasm-sections.mjs";
 
 const path = process.argv[2];
 const bytes = readFileSync(path);
@@ -25,17 +25,7 @@ const text = (p) => { const [n, q] = leb(bytes, p); return [new TextDecoder().de
 const vec = (section, each) => { let [n, p] = leb(bytes, section.start); for (let i = 0; i < n; i++) p = each(p); };
 
 // Functions are numbered imports first.
-let imported = 0;
-vec(at("import"), (p) => {
-  [, p] = text(p); [, p] = text(p);
-  const kind = bytes[p++];
-  if (kind === 0) { imported++; [, p] = leb(bytes, p); }
-  else if (kind === 1) { p++; const flags = bytes[p++]; [, p] = leb(bytes, p); if (flags & 1) [, p] = leb(bytes, p); }
-  else if (kind === 2) { const flags = bytes[p++]; [, p] = leb(bytes, p); if (flags & 1) [, p] = leb(bytes, p); }
-  else if (kind === 3) p += 2;
-  else throw new Error(`${path}: import kind ${kind}`);
-  return p;
-});
+const imported = importedFunctions(bytes);
 const exported = new Set();
 vec(at("export"), (p) => { [, p] = text(p); const kind = bytes[p++]; let index; [index, p] = leb(bytes, p); if (kind === 0) exported.add(index); return p; });
 // The table's functions: one active segment of function indices, as wasm-bindgen writes it.
@@ -43,23 +33,16 @@ const inTable = new Set();
 vec(at("element"), (p) => {
   let flags; [flags, p] = leb(bytes, p);
   if (flags !== 0) throw new Error(`${path}: element segment of kind ${flags}`);
-  while (bytes[p] !== 0x0b) p++;
+  // Its offset: `i32.const N` `end`.
+  if (bytes[p] !== 0x41) throw new Error(`${path}: element segment offset is not a constant`);
+  while (bytes[++p] & 0x80);
+  if (bytes[++p] !== 0x0b) throw new Error(`${path}: element segment offset is not a constant`);
   let n; [n, p] = leb(bytes, p + 1);
   for (let i = 0; i < n; i++) { let f; [f, p] = leb(bytes, p); inTable.add(f); }
   return p;
 });
-const names = new Map();
-const nameSection = at("custom:name");
-if (!nameSection) throw new Error(`${path}: no name section: build it with its names`);
-{
-  let [, p] = text(nameSection.start);
-  const end = nameSection.start + nameSection.size;
-  while (p < end) {
-    const sub = bytes[p++]; let size; [size, p] = leb(bytes, p);
-    if (sub === 1) { let [n, q] = leb(bytes, p); for (let i = 0; i < n; i++) { let f, name; [f, q] = leb(bytes, q); [name, q] = text(q); names.set(f, name); } }
-    p += size;
-  }
-}
+const names = functionNames(bytes);
+if (!names) throw new Error(`${path}: no name section: build it with its names`);
 // What the code calls or takes a reference to by name (binaryen's text of the
 // module): a shim wasm-bindgen wraps (the externref shim of an exported
 // closure calls the one in the table) is called, and kept.
@@ -87,8 +70,7 @@ for (let i = 0; i < count; i++) {
   p += size;
 }
 const content = Buffer.concat([head, ...bodies]);
-const u32 = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return Buffer.from(out); };
-const out = Buffer.concat([bytes.subarray(0, code.from), Buffer.from([10]), u32(content.length), content, bytes.subarray(code.start + code.size)]);
+const out = Buffer.concat([bytes.subarray(0, code.from), Buffer.from([10]), uleb(content.length), content, bytes.subarray(code.start + code.size)]);
 await WebAssembly.compile(out);
 writeFileSync(path, out);
 console.error(`${path}: ${dead.size} unexported closure shims emptied`);

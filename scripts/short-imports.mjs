@@ -11,24 +11,12 @@
 //   node scripts/short-imports.mjs pkg/wow_command_client_bg.wasm pkg/wow_command_client.js
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
-import { leb, sections } from "./wasm-sections.mjs";
+import { leb, sections, uleb } from "./wasm-sections.mjs";
 
 const [wasmPath, gluePath] = process.argv.slice(2);
 const bytes = readFileSync(wasmPath);
 let glue = readFileSync(gluePath, "utf8");
 const own = `./${basename(gluePath).replace(/\.js$/, "")}_bg.js`;
-
-/** An unsigned LEB128. */
-function uleb(n) {
-  const out = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) byte |= 0x80;
-    out.push(byte);
-  } while (n > 0);
-  return Buffer.from(out);
-}
 
 const name = (s) => { const b = Buffer.from(s, "utf8"); return Buffer.concat([uleb(b.length), b]); };
 

@@ -10,7 +10,7 @@ use crate::core::caller_fields::Given;
 #[cfg(feature = "client")]
 pub use crate::core::connect_input::{ConnectInput, Settings};
 #[cfg(feature = "client")]
-pub use crate::core::intent_input::{intent, stage, CommandInput, Defaults};
+pub use crate::core::intent_input::{intent, CommandInput, Defaults};
 use crate::core::text::text;
 
 impl Given for JsValue {
