@@ -6,10 +6,12 @@
 // called by the glue through an export of its own; one nobody exports is
 // reachable from nothing (the table is not exported, and Rust code never
 // calls a shim through it), yet binaryen keeps it because its table slot
-// does. Its body becomes `unreachable` and its slot stays: about 2 KB of code
-// for js-sys's typed arrays, iterators and promises the module never uses
-// (wasm-bindgen issue #2535). Every other byte of the module is left as it
-// is. Run on wasm-bindgen's output while it still has the crate's names (the
+// does: about 2 KB of code for js-sys's typed arrays, iterators and promises
+// the module never uses (wasm-bindgen issue #2535). js-sys's JSPI task waker
+// is kept the same way where the module has no JSPI (below). Each such body
+// becomes `unreachable`, and every slot that held one holds the first of
+// them, so binaryen drops the rest. Every other byte of the module is left
+// as it is. Run on wasm-bindgen's output while it still has the crate's names (the
 // release build keeps them until scripts/strip-wasm.mjs drops them).
 //
 //   node scripts/drop-closure-shims.mjs pkg/wow_command_client_bg.wasm
@@ -26,8 +28,8 @@ const vec = (section, each) => { let [n, p] = leb(bytes, section.start); for (le
 
 // Functions are numbered imports first.
 const imported = importedFunctions(bytes);
-const exported = new Set();
-vec(at("export"), (p) => { [, p] = text(p); const kind = bytes[p++]; let index; [index, p] = leb(bytes, p); if (kind === 0) exported.add(index); return p; });
+const exported = new Set(), exportNames = new Set();
+vec(at("export"), (p) => { let name; [name, p] = text(p); exportNames.add(name); const kind = bytes[p++]; let index; [index, p] = leb(bytes, p); if (kind === 0) exported.add(index); return p; });
 // The table's functions: one active segment of function indices, as wasm-bindgen writes it.
 const inTable = new Set();
 vec(at("element"), (p) => {
@@ -52,9 +54,15 @@ const used = new Set([...wat.matchAll(/\((?:call|return_call|ref\.func) \$(?:"([
 const seen = new Map();
 for (const n of names.values()) seen.set(n, (seen.get(n) ?? 0) + 1);
 const shim = /^wasm_bindgen(\[[0-9a-f]+\])?::convert::closures::_::invoke::</;
+// js-sys's JSPI task waker: its vtable sits in the table, but only a JSPI
+// task's poll makes a waker of it, and that poll is entered only through the
+// export `__wbg_jspi_task_poll`, which wasm-bindgen deletes from a module
+// without JSPI exports (stubbing out the spawn intrinsics with it).
+const jspiOff = !exportNames.has("__wbg_jspi_task_poll");
+const waker = /^js_sys(\[[0-9a-f]+\])?::futures::jspi::task_waker::raw_/;
 const dead = new Set([...inTable].filter((f) => {
   const n = names.get(f) ?? "";
-  return shim.test(n) && !exported.has(f) && !used.has(n) && seen.get(n) === 1;
+  return (shim.test(n) || (jspiOff && waker.test(n))) && !exported.has(f) && !used.has(n) && seen.get(n) === 1;
 }));
 if (![...inTable].some((f) => shim.test(names.get(f) ?? ""))) throw new Error(`${path}: no closure shim in the table by name`);
 
@@ -70,9 +78,29 @@ for (let i = 0; i < count; i++) {
   p += size;
 }
 const content = Buffer.concat([head, ...bodies]);
-const out = Buffer.concat([bytes.subarray(0, code.from), Buffer.from([10]), uleb(content.length), content, bytes.subarray(code.start + code.size)]);
+// The table's slots of every dead function then name one of them: the rest
+// are reached from nothing, and binaryen drops them (a slot nothing calls
+// may hold a function of any type).
+const [one] = dead;
+const element = at("element");
+let [segments, e] = leb(bytes, element.start);
+const slots = [uleb(segments)];
+for (let i = 0; i < segments; i++) {
+  const from = e;
+  // Its kind and offset (as read above), then its function indices.
+  e = leb(bytes, e)[1];
+  while (bytes[++e] & 0x80);
+  const list = e + 2;
+  let n; [n, e] = leb(bytes, list);
+  slots.push(bytes.subarray(from, list), uleb(n));
+  for (let j = 0; j < n; j++) { let f; [f, e] = leb(bytes, e); slots.push(uleb(dead.has(f) ? one : f)); }
+}
+const table = Buffer.concat(slots);
+const rebuilt = (s) => s === code ? [Buffer.from([10]), uleb(content.length), content]
+  : s === element ? [Buffer.from([9]), uleb(table.length), table] : [bytes.subarray(s.from, s.start + s.size)];
+const out = Buffer.concat([bytes.subarray(0, 8), ...all.flatMap(rebuilt)]);
 await WebAssembly.compile(out);
 writeFileSync(path, out);
-console.error(`${path}: ${dead.size} unexported closure shims emptied`);
+console.error(`${path}: ${dead.size} unexported closure shims${jspiOff ? " and JSPI wakers" : ""} emptied`);
 // `VERBOSE=1` lists them.
 if (process.env.VERBOSE) for (const f of dead) console.error("  ", names.get(f));
