@@ -10,8 +10,8 @@
 //                      [--escalated 100] [--idle 60]   (history)
 //                      [--panel 10000] [--cpu-profile [--profile-top N]]   (devtools)
 //                      [--crossings 20]   (crossings)
-//                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N]] [--cpu-load] [--trace]   (concurrency)
-import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+//                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N] [--profile-out DIR] [--profile-away MS]] [--cpu-load] [--trace]   (concurrency)
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { execFileSync, execSync } from "node:child_process";
@@ -293,6 +293,9 @@ try {
   if (args["cpu-profile"]) {
     const variants = [["raw", "raw fetch", "raw"], ["peer", "guarded peer", {}], ["sdk", "SDK", "sdk"]];
     const profiles = {};
+    // `--profile-away MS`: the profiled bursts against a gateway that far away (as `--away`).
+    const profileAway = Number(args["profile-away"] ?? 0);
+    if (profileAway > 0) await gateway.faults("POST", { rules: [{ match: { method: "PUT", path: "*/lock_amount" }, fault: "delay", delayMs: profileAway }] });
     for (const [key, , spec] of variants) {
       await cdp.send("Profiler.enable");
       await cdp.send("Profiler.start");
@@ -300,7 +303,13 @@ try {
       const { profile } = await cdp.send("Profiler.stop");
       await tidy();
       profiles[key] = selfTimes(profile);
+      // `--profile-out DIR`: each burst's whole profile, for DevTools' Performance panel or a script.
+      if (args["profile-out"]) {
+        mkdirSync(args["profile-out"], { recursive: true });
+        writeFileSync(join(args["profile-out"], `burst-${key}.cpuprofile`), JSON.stringify(profile));
+      }
     }
+    if (profileAway > 0) await gateway.faults("DELETE");
     const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
     const byFile = (m) => { const f = new Map(); for (const [k, v] of m) { const file = k.split(" ").pop().split(":")[0] || "(native)"; f.set(file, (f.get(file) ?? 0) + v); } return f; };
     const files = Object.fromEntries(variants.map(([key]) => [key, byFile(profiles[key])]));
