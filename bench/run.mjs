@@ -609,10 +609,28 @@ try {
   // The calls the module makes into JS per command (issue 52's one crossing
   // per value): counted, not timed, in a page of its own whose
   // WebAssembly.instantiate wraps every import of the module with a counter.
+  // Beside them, the calls into the browser a command costs (timers, abort
+  // controllers, locks, IndexedDB, channels, text decoding), counted the same
+  // way: each is work of the main thread, and a count shows a change exactly.
   if (wanted("crossings")) {
     section("4g. Crossings: the module's calls into JS per sendAndWait, one after another");
     const counted = await (await browser.newContext()).newPage();
     await counted.addInitScript(() => {
+      window.platform = new Map();
+      const count = (name) => window.platform.set(name, (window.platform.get(name) ?? 0) + 1);
+      const wrap = (target, key, name) => {
+        const f = target[key];
+        target[key] = function (...a) { count(name); return f.apply(this, a); };
+      };
+      for (const key of ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "queueMicrotask"]) wrap(window, key, key);
+      wrap(LockManager.prototype, "request", "locks.request");
+      for (const key of ["put", "add", "get"]) wrap(IDBObjectStore.prototype, key, `IDBObjectStore.${key}`);
+      wrap(IDBDatabase.prototype, "transaction", "IDBDatabase.transaction");
+      wrap(BroadcastChannel.prototype, "postMessage", "BroadcastChannel.postMessage");
+      wrap(TextDecoder.prototype, "decode", "TextDecoder.decode");
+      wrap(JSON, "parse", "JSON.parse");
+      const Controller = AbortController;
+      window.AbortController = class extends Controller { constructor() { super(); count("new AbortController"); } };
       window.crossed = new Map();
       for (const name of ["instantiate", "instantiateStreaming"]) {
         const original = WebAssembly[name];
@@ -633,14 +651,17 @@ try {
     const n = Number(args.crossings ?? 20), top = Number(args["profile-top"] ?? 8);
     const rows = [];
     for (const storage of ["indexedDB", "localStorage", "memory"]) {
-      const per = await counted.evaluate(([n, storage]) => window.bench.crossings(n, storage), [n, storage]);
+      const { per, platform } = await counted.evaluate(([n, storage]) => window.bench.crossings(n, storage), [n, storage]);
       const sorted = Object.entries(per).sort((a, b) => b[1] - a[1]);
       rows.push({ storage, total: sorted.reduce((a, [, v]) => a + v, 0),
-        largest: sorted.slice(0, top).map(([k, v]) => `${k.replace(/^__wbg_|_[0-9a-f]{16}$/g, "")} ${v}`).join(", ") });
+        largest: sorted.slice(0, top).map(([k, v]) => `${k.replace(/^__wbg_|_[0-9a-f]{16}$/g, "")} ${v}`).join(", "),
+        platform: Object.entries(platform).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ") });
     }
     await counted.close();
     console.log(table(rows, [["journal", (r) => r.storage], ["calls into JS / command", (r) => r.total.toFixed(1)],
       ["the most called (names as the package's glue has them)", (r) => r.largest]]));
+    console.log("\ncalls into the browser per command");
+    console.log(table(rows, [["journal", (r) => r.storage], ["calls (the page's, all of them the SDK's)", (r) => r.platform]]));
     results.crossings = rows;
   }
 

@@ -588,12 +588,13 @@ export async function crossings(n, storage) {
   const id = await account();
   const sdk = await connect(storage);
   for (let i = 0; i < 3; i++) await sdk.sendAndWait(lock(id));
-  const before = new Map(window.crossed);
+  const before = new Map(window.crossed), platformBefore = new Map(window.platform);
   for (let i = 0; i < n; i++) await sdk.sendAndWait(lock(id));
-  const per = Object.fromEntries([...window.crossed].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / n]).filter(([, v]) => v > 0));
+  const perCommand = (now, then) => Object.fromEntries([...now].map(([k, v]) => [k, (v - (then.get(k) ?? 0)) / n]).filter(([, v]) => v > 0));
+  const per = perCommand(window.crossed, before), platform = perCommand(window.platform, platformBefore);
   await sdk.clear();
   sdk.free();
-  return per;
+  return { per, platform };
 }
 
 window.bench = { crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };

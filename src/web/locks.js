@@ -29,6 +29,13 @@ export function lockTry(name) {
 export function lockWait(name, timeoutMs) {
   const locks = globalThis.navigator && globalThis.navigator.locks;
   if (!locks) return Promise.resolve(undefined);
+  // Free, as an intent's lock nearly always is: taken at once, without the
+  // timer and the abort signal a wait needs (a burst of 500 sends made 500
+  // of each for nothing).
+  return lockTry(name).then((release) => release ?? waitFor(locks, name, timeoutMs), () => undefined);
+}
+
+function waitFor(locks, name, timeoutMs) {
   const controller = new AbortController();
   // Unref'd: a call waiting for a lock is held alive by its own pending
   // promise (runtime.js `hold`), and the history probe's wait must not hold a process.

@@ -23,13 +23,15 @@ export function sleepMs(ms, idle) {
 // their pages alive anyway. `hold` is called from the module, perhaps with
 // the stack nearly spent (the module then stops): it only counts, and the
 // timer is made or cleared in a microtask, with the whole stack, so that no
-// timer half-made there holds the process for ever.
+// timer half-made there holds the process for ever. The timer is made when
+// the first call starts and cleared when the last settles, not made again at
+// every change: 500 calls in flight would remake it at each settling.
 let pending = 0, alive, syncing;
 function changed() {
   if (!syncing) queueMicrotask(() => {
     syncing = false;
-    clearInterval(alive);
-    alive = pending ? setInterval(() => {}, 1 << 30) : undefined;
+    if (pending) alive ??= setInterval(() => {}, 1 << 30);
+    else if (alive !== undefined) { clearInterval(alive); alive = undefined; }
   });
   syncing = true;
 }

@@ -175,9 +175,12 @@ pub struct Engine {
     io: VecDeque<Io>,
     next_op: OpId,
     next_task: TaskId,
-    /// Operations in flight and the tasks their answers wake.
+    /// Operations in flight and the tasks their answers wake. Found by id,
+    /// in no order: an ended one's place takes the last one (no move of
+    /// the rest, hundreds in a burst).
     ops: Vec<(OpId, TaskId)>,
-    /// Live tasks: id, parent, state (taken out while it steps).
+    /// Live tasks: id, parent, state (taken out while it steps); found by
+    /// id, in no order, as `ops`.
     tasks: Vec<(TaskId, Option<TaskId>, Option<Task>)>,
     /// Wakes not yet delivered (never delivered inside another step).
     wakes: VecDeque<(TaskId, Wake)>,
@@ -333,7 +336,7 @@ impl Engine {
             let task = if matches!(done, Done::Element(_)) {
                 self.ops[i].1
             } else {
-                self.ops.remove(i).1
+                self.ops.swap_remove(i).1
             };
             self.wakes.push_back((task, Wake::Op(done)));
         }
@@ -527,7 +530,7 @@ impl Engine {
             }
             Next::Done(child) => {
                 if let Some(i) = index(&self.tasks, id, |t| t.0) {
-                    self.tasks.remove(i);
+                    self.tasks.swap_remove(i);
                 }
                 self.untime(id);
                 self.unlisten(id);
