@@ -11,8 +11,9 @@
 // is kept the same way where the module has no JSPI (below). Each such body
 // becomes `unreachable`, and every slot that held one holds the first of
 // them, so binaryen drops the rest. Every other byte of the module is left
-// as it is. Run on wasm-bindgen's output while it still has the crate's names (the
-// release build keeps them until scripts/strip-wasm.mjs drops them).
+// as it is. Run on wasm-bindgen's output while it still has the crate's
+// names (the release build keeps them until scripts/strip-wasm.mjs drops
+// them).
 //
 //   node scripts/drop-closure-shims.mjs pkg/wow_command_client_bg.wasm
 import { execFileSync } from "node:child_process";
@@ -30,19 +31,25 @@ const vec = (section, each) => { let [n, p] = leb(bytes, section.start); for (le
 const imported = importedFunctions(bytes);
 const exported = new Set(), exportNames = new Set();
 vec(at("export"), (p) => { let name; [name, p] = text(p); exportNames.add(name); const kind = bytes[p++]; let index; [index, p] = leb(bytes, p); if (kind === 0) exported.add(index); return p; });
-// The table's functions: one active segment of function indices, as wasm-bindgen writes it.
-const inTable = new Set();
+// The table's functions: active segments of function indices, as wasm-bindgen
+// writes them, each kept as its head (kind and offset) and its indices.
+const segments = [];
 vec(at("element"), (p) => {
+  const from = p;
   let flags; [flags, p] = leb(bytes, p);
   if (flags !== 0) throw new Error(`${path}: element segment of kind ${flags}`);
   // Its offset: `i32.const N` `end`.
   if (bytes[p] !== 0x41) throw new Error(`${path}: element segment offset is not a constant`);
   while (bytes[++p] & 0x80);
   if (bytes[++p] !== 0x0b) throw new Error(`${path}: element segment offset is not a constant`);
+  const head = bytes.subarray(from, p + 1);
   let n; [n, p] = leb(bytes, p + 1);
-  for (let i = 0; i < n; i++) { let f; [f, p] = leb(bytes, p); inTable.add(f); }
+  const indices = [];
+  for (let i = 0; i < n; i++) { let f; [f, p] = leb(bytes, p); indices.push(f); }
+  segments.push({ head, indices });
   return p;
 });
+const inTable = new Set(segments.flatMap((s) => s.indices));
 const names = functionNames(bytes);
 if (!names) throw new Error(`${path}: no name section: build it with its names`);
 // What the code calls or takes a reference to by name (binaryen's text of the
@@ -82,22 +89,10 @@ const content = Buffer.concat([head, ...bodies]);
 // are reached from nothing, and binaryen drops them (a slot nothing calls
 // may hold a function of any type).
 const [one] = dead;
-const element = at("element");
-let [segments, e] = leb(bytes, element.start);
-const slots = [uleb(segments)];
-for (let i = 0; i < segments; i++) {
-  const from = e;
-  // Its kind and offset (as read above), then its function indices.
-  e = leb(bytes, e)[1];
-  while (bytes[++e] & 0x80);
-  const list = e + 2;
-  let n; [n, e] = leb(bytes, list);
-  slots.push(bytes.subarray(from, list), uleb(n));
-  for (let j = 0; j < n; j++) { let f; [f, e] = leb(bytes, e); slots.push(uleb(dead.has(f) ? one : f)); }
-}
-const table = Buffer.concat(slots);
+const table = Buffer.concat([uleb(segments.length), ...segments.flatMap(({ head, indices }) =>
+  [head, uleb(indices.length), ...indices.map((f) => uleb(dead.has(f) ? one : f))])]);
 const rebuilt = (s) => s === code ? [Buffer.from([10]), uleb(content.length), content]
-  : s === element ? [Buffer.from([9]), uleb(table.length), table] : [bytes.subarray(s.from, s.start + s.size)];
+  : s.name === "element" ? [Buffer.from([9]), uleb(table.length), table] : [bytes.subarray(s.from, s.start + s.size)];
 const out = Buffer.concat([bytes.subarray(0, 8), ...all.flatMap(rebuilt)]);
 await WebAssembly.compile(out);
 writeFileSync(path, out);
