@@ -10,6 +10,7 @@
 //                      [--escalated 100] [--idle 60]   (history)
 //                      [--panel 10000] [--cpu-profile [--profile-top N]]   (devtools)
 //                      [--crossings 20]   (crossings)
+//                      [--own 300] [--rounds 5] [--cpu-profile [--profile-top N] [--profile-out DIR]]   (own)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N] [--profile-out DIR] [--profile-away MS]] [--cpu-load] [--trace]   (concurrency)
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -663,6 +664,60 @@ try {
     console.log("\ncalls into the browser per command");
     console.log(table(rows, [["journal", (r) => r.storage], ["calls (the page's, all of them the SDK's)", (r) => r.platform]]));
     results.crossings = rows;
+  }
+
+  // ---- 4h. one command's own work -----------------------------------------
+  // The per-command targets of issue 52 without the gateway and the network,
+  // whose share of every other figure moves from run to run on a shared
+  // machine: the SDK and the guarded peer send one after another to a fetch
+  // that answers at once, in turns, `--rounds` rounds (default 5); each
+  // round's figure is its wall time and its main thread per command.
+  if (wanted("own")) {
+    section("4h. One command's own work: sendAndWait one after another, fetch answered at once");
+    const n = Number(args.own ?? 300), rounds = Number(args.rounds ?? 5);
+    const rows = [];
+    for (const storage of ["localStorage", "indexedDB"]) {
+      await page.evaluate((storage) => window.bench.ownWorkSetup(storage), storage);
+      const runs = { sdk: [], peer: [] };
+      for (let round = 0; round < rounds; round++) {
+        for (const variant of rotated(["sdk", "peer"], round)) {
+          const before = await mainThreadMs();
+          const wall = await page.evaluate(([v, n]) => window.bench.ownWorkRun(v, n), [variant, n]);
+          runs[variant].push({ wall: wall / n, main: ((await mainThreadMs()) - before) / n });
+        }
+      }
+      // `--cpu-profile`: one more run of each, profiled, by function (self time).
+      if (args["cpu-profile"]) {
+        const profiles = {};
+        for (const variant of ["peer", "sdk"]) {
+          await cdp.send("Profiler.enable");
+          await cdp.send("Profiler.start");
+          await page.evaluate(([v, n]) => window.bench.ownWorkRun(v, n), [variant, n]);
+          const { profile } = await cdp.send("Profiler.stop");
+          profiles[variant] = selfTimes(profile);
+          if (args["profile-out"]) {
+            mkdirSync(args["profile-out"], { recursive: true });
+            writeFileSync(join(args["profile-out"], `own-${storage}-${variant}.cpuprofile`), JSON.stringify(profile));
+          }
+        }
+        console.log(`${storage}: CPU profile of ${n} commands each, by self time`);
+        console.log(sideBySide("function", profiles, [["peer", "guarded peer"], ["sdk", "SDK"]], "sdk", Number(args["profile-top"] ?? 25)));
+      }
+      await page.evaluate(() => window.bench.ownWorkTeardown());
+      const median = (list) => pct(list, 50);
+      const diff = (key) => runs.sdk.map((r, i) => r[key] - runs.peer[i][key]);
+      const spread = (list) => `${median(list) >= 0 ? "+" : ""}${median(list).toFixed(3)} ms (${Math.min(...list).toFixed(3)} to ${Math.max(...list).toFixed(3)})`;
+      rows.push({ storage, sdk: median(runs.sdk.map((r) => r.main)), peer: median(runs.peer.map((r) => r.main)),
+        sdkWall: median(runs.sdk.map((r) => r.wall)), peerWall: median(runs.peer.map((r) => r.wall)),
+        main: spread(diff("main")), wall: spread(diff("wall")) });
+    }
+    console.log(table(rows, [["journal", (r) => r.storage],
+      ["main thread / command, SDK", (r) => `${r.sdk.toFixed(3)} ms`], ["peer", (r) => `${r.peer.toFixed(3)} ms`],
+      ["SDK − peer, paired by round: median (range)", (r) => r.main],
+      ["wall / command, SDK", (r) => `${r.sdkWall.toFixed(3)} ms`], ["peer", (r) => `${r.peerWall.toFixed(3)} ms`],
+      ["SDK − peer (wall)", (r) => r.wall]]));
+    console.log(`${rounds} rounds of ${n} commands each, in turns. Target (issue 52): SDK − peer ≤ +0.3 ms`);
+    results.ownWork = rows;
   }
 
   if (wanted("journal")) {

@@ -597,5 +597,62 @@ export async function crossings(n, storage) {
   return { per, platform };
 }
 
-window.bench = { crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
+/**
+ * 4h. One command's own work, the network and the gateway left out: the SDK
+ * and the guarded peer each send `n` commands one after another to a
+ * `fetch` that answers at once (a real answer of the gateway to the same
+ * command, captured first, its requestId set to each request's), with the
+ * journal `storage` ("localStorage" for both, or "indexedDB"). What is left
+ * is each one's own work per command, and the browser's for its storage,
+ * lock and channel: `variant` is "sdk" or "peer", run by the driver in
+ * turns. The same answer goes to both.
+ */
+let ownWork;
+export async function ownWorkSetup(storage) {
+  const id = await account();
+  const original = globalThis.fetch;
+  let answer;
+  globalThis.fetch = async (input, init) => {
+    const response = await original(input, init);
+    answer ??= { status: response.status, headers: [...response.headers], text: await response.clone().text() };
+    return response;
+  };
+  const sdk = await connect(storage);
+  try { await sdk.sendAndWait(lock(id)); } finally { globalThis.fetch = original; }
+  const template = await captureRequest(lock(id));
+  const peer = await guardedPeer(unique("own"), { storage });
+  const stub = (input, init) => {
+    const body = JSON.parse(answer.text);
+    body.requestId = new Headers(init?.headers).get("command-request-id");
+    return Promise.resolve(new Response(JSON.stringify(body), { status: answer.status, headers: answer.headers }));
+  };
+  ownWork = { id, sdk, peer, template, original, stub };
+}
+
+export async function ownWorkRun(variant, n) {
+  const { id, sdk, peer, template, stub } = ownWork;
+  globalThis.fetch = stub;
+  try {
+    const one = variant === "sdk" ? () => sdk.sendAndWait(lock(id)) : () => peer.send(template);
+    for (let i = 0; i < 20; i++) await one();
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await one();
+    return performance.now() - t0;
+  } finally {
+    globalThis.fetch = ownWork.original;
+    // What each kept, let go after the timing, so that a localStorage
+    // journal does not fill over the rounds.
+    if (variant === "sdk") await sdk.clear();
+    else for (const key of Object.keys(localStorage)) if (key.startsWith("peer/own-")) localStorage.removeItem(key);
+  }
+}
+
+export async function ownWorkTeardown() {
+  await ownWork.sdk.clear();
+  ownWork.sdk.free();
+  ownWork.peer.close();
+  ownWork = undefined;
+}
+
+window.bench = { ownWorkSetup, ownWorkRun, ownWorkTeardown, crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
