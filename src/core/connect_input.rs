@@ -78,20 +78,31 @@ pub struct ConnectInput<V: Given> {
     pub offline_return: bool,
     /// Where intents are kept: a storage name, a caller's adapter, or none (the default).
     pub storage: V,
-    /// Headers for each attempt, asked for before it is sent.
-    pub headers: Option<V::Function>,
-    /// A caller's own source of history, asked before the gateway's.
-    pub confirm: Option<V::Function>,
-    /// The same, asked about many intents at once.
-    pub confirm_batch: Option<V::Function>,
-    /// Told once when an intent escalates.
-    pub on_escalated: Option<V::Function>,
-    /// A caller's check of downstream stages.
-    pub check_downstream: Option<V::Function>,
-    /// Telemetry events.
-    pub on_event: Option<V::Function>,
-    /// The history probe's events.
-    pub on_history: Option<V::Function>,
+    /// The caller's functions.
+    pub functions: CallerFunctions<V::Function>,
+}
+
+/// The functions among `connect`'s options: whether each is given is part
+/// of the engine's config ([`ConnectInput::settings`]), and the executor
+/// calls them.
+#[derive(Default)]
+pub struct CallerFunctions<F> {
+    /// `() → headers`: headers for each attempt, asked for before it is sent.
+    pub headers: Option<F>,
+    /// `(question) → {appended, version?, commandId?}`: a caller's own
+    /// source of history, asked before the gateway's.
+    pub confirm: Option<F>,
+    /// `(questions) → [{aggregateId, requestId, appended, …}]`: the same,
+    /// asked about many intents at once.
+    pub confirm_batch: Option<F>,
+    /// `(outcome) → void`: told once when an intent escalates.
+    pub on_escalated: Option<F>,
+    /// `(question) → boolean`: a caller's check of downstream stages.
+    pub check_downstream: Option<F>,
+    /// `(event) → void`: telemetry events.
+    pub on_event: Option<F>,
+    /// `(event) → void`: the history probe's events.
+    pub on_history: Option<F>,
 }
 
 impl<V: Given> ConnectInput<V> {
@@ -136,13 +147,15 @@ impl<V: Given> ConnectInput<V> {
                 }
             },
             storage: o.any("storage"),
-            headers: o.function("headers"),
-            confirm: o.function("confirm"),
-            confirm_batch: o.function("confirmBatch"),
-            on_escalated: o.function("onEscalated"),
-            check_downstream: o.function("checkDownstream"),
-            on_event: o.function("onEvent"),
-            on_history: o.function("onHistory"),
+            functions: CallerFunctions {
+                headers: o.function("headers"),
+                confirm: o.function("confirm"),
+                confirm_batch: o.function("confirmBatch"),
+                on_escalated: o.function("onEscalated"),
+                check_downstream: o.function("checkDownstream"),
+                on_event: o.function("onEvent"),
+                on_history: o.function("onHistory"),
+            },
         };
         // Read where the module restarts (src/web/instance.js): checked here.
         let _ = o.function("onRestart");
@@ -181,6 +194,7 @@ impl<V: Given> ConnectInput<V> {
             max_confirms: retry.max_confirms.unwrap_or(base.max_confirms).max(1),
             ..base
         };
+        let f = &self.functions;
         let limits = JsonLimits::default();
         let limit = |v: Option<u64>, d: u32| v.map_or(d, clamp_u32);
         Ok(Settings {
@@ -189,19 +203,19 @@ impl<V: Given> ConnectInput<V> {
                 base_url: self.base_url.trim_end_matches('/').to_owned(),
                 machine: machine.clone(),
                 legacy_timeout: self.legacy_wait_timeout.unwrap_or(false),
-                headers: self.headers.is_some(),
+                headers: f.headers.is_some(),
                 // One probe per namespace and source of history: a confirmer
                 // that takes one question at a time is asked one at a time.
-                confirm: match (&self.confirm_batch, &self.confirm) {
+                confirm: match (&f.confirm_batch, &f.confirm) {
                     (Some(_), _) => ConfirmWith::Batch,
                     (None, Some(_)) => ConfirmWith::One,
                     (None, None) => ConfirmWith::Gateway,
                 },
                 offline_return: self.offline_return,
-                on_event: self.on_event.is_some(),
-                on_history: self.on_history.is_some(),
-                on_escalated: self.on_escalated.is_some(),
-                check_downstream: self.check_downstream.is_some(),
+                on_event: f.on_event.is_some(),
+                on_history: f.on_history.is_some(),
+                on_escalated: f.on_escalated.is_some(),
+                check_downstream: f.check_downstream.is_some(),
                 trace_context: self.trace_context == Some(true),
                 policy,
                 retention_ms: (self.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64,
@@ -252,7 +266,7 @@ mod tests {
         assert_eq!(read.retry.unwrap().max_attempts, Some(u32::MAX));
         assert!(
             read.offline_return
-                && read.on_event.is_some()
+                && read.functions.on_event.is_some()
                 && matches!(
                     read.storage,
                     crate::core::caller_fields::tests::Fake::Nothing

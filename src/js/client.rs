@@ -527,13 +527,7 @@ impl WowClient {
                 .map_err(|e| error(&journal_failure(JournalError::Storage(e))))?,
         };
         let callbacks = Callbacks {
-            headers: parsed.headers,
-            confirm: parsed.confirm,
-            confirm_batch: parsed.confirm_batch,
-            check_downstream: parsed.check_downstream,
-            on_event: parsed.on_event,
-            on_history: parsed.on_history,
-            on_escalated: parsed.on_escalated,
+            functions: parsed.functions,
             within_ms,
         };
         let engine = Engine::new(

@@ -18,6 +18,7 @@ use wasm_bindgen::JsCast;
 
 use super::locks::{local_lock_wait, lock_background, lock_try, lock_wait};
 use super::{safe_read, time, to_js, JsFailure};
+use crate::core::connect_input::CallerFunctions;
 use crate::core::engine::{
     answers, Ask, CallId, Do, Done, Engine, Failure, Io, LockKind, Locked, OpId, Reply, Request,
     Sink, Swap,
@@ -126,23 +127,12 @@ const ONLINE: u32 = 0x7FFF_FFF2;
 const VISIBLE: u32 = 0x7FFF_FFF3;
 const ABORT: u32 = 1 << 31;
 
-/// The caller's functions, as `connect` read them.
+/// The caller's functions, as `connect` read them, and how long each may
+/// take (0: unbounded).
 #[derive(Default)]
 pub struct Callbacks {
-    /// `() → headers`.
-    pub headers: Option<js_sys::Function>,
-    /// `(question) → {appended, version?, commandId?}`.
-    pub confirm: Option<js_sys::Function>,
-    /// `(questions) → [{aggregateId, requestId, appended, …}]`.
-    pub confirm_batch: Option<js_sys::Function>,
-    /// `(question) → boolean`.
-    pub check_downstream: Option<js_sys::Function>,
-    /// `(event) → void`.
-    pub on_event: Option<js_sys::Function>,
-    /// `(event) → void`.
-    pub on_history: Option<js_sys::Function>,
-    /// `(outcome) → void`.
-    pub on_escalated: Option<js_sys::Function>,
+    /// The functions.
+    pub functions: CallerFunctions<js_sys::Function>,
     /// How long each may take (0: unbounded).
     pub within_ms: u32,
 }
@@ -476,9 +466,9 @@ impl Executor {
             Do::Listen(on) => self.channels.listen(on, &callback(), self.id, ANNOUNCED),
             Do::Notify(sink, text) => {
                 let f = match sink {
-                    Sink::Event => &self.callbacks.on_event,
-                    Sink::History => &self.callbacks.on_history,
-                    Sink::Escalated => &self.callbacks.on_escalated,
+                    Sink::Event => &self.callbacks.functions.on_event,
+                    Sink::History => &self.callbacks.functions.on_history,
+                    Sink::Escalated => &self.callbacks.functions.on_escalated,
                 };
                 if let Some(f) = f {
                     telemetry_note(f, &text);
@@ -566,7 +556,7 @@ impl Executor {
     }
 
     fn ask_caller(&self, op: OpId, ask: Ask) {
-        let c = &self.callbacks;
+        let c = &self.callbacks.functions;
         match ask {
             Ask::Headers => self.ask(op, &c.headers, &[], "headers()", Pending::Headers),
             Ask::Confirm(question) => self.ask(

@@ -19,7 +19,7 @@ pub mod time;
 
 pub use js_failure::JsFailure;
 
-use crate::core::protocol::{JsonOut, JsonValue, ObjectWriter, ToJson, MAX_NESTING};
+use crate::core::protocol::{JsonOut, JsonValue, ToJson, MAX_NESTING};
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
 extern "C" {
@@ -83,14 +83,6 @@ pub fn to_js(value: &(impl ToJson + ?Sized)) -> wasm_bindgen::JsValue {
 /// `JSON.stringify` writes), so the module carries no float printing.
 pub fn to_text(value: &(impl ToJson + ?Sized)) -> String {
     JsonOut::of(value, engine_number_text)
-}
-
-/// An object the crate writes field by field (an answer of its own, a
-/// message), as a plain JS object.
-pub fn object_to_js(write: impl FnOnce(&mut ObjectWriter)) -> wasm_bindgen::JsValue {
-    let mut out = JsonOut::new(engine_number_text);
-    write(&mut ObjectWriter::new(&mut out));
-    js_sys::JSON::parse(&out.text).unwrap_or(wasm_bindgen::JsValue::NULL)
 }
 
 /// A non-integral number as the engine writes it (`Number.prototype.toString`).
