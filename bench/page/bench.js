@@ -25,15 +25,18 @@ async function account(balance = 1e12) {
 
 const lock = (id) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } });
 
-/** The request the SDK sends for a command, captured at `fetch`. */
+/** The request the SDK sends for a command, captured at `fetch`, with the gateway's answer to it (`answer`). */
 async function captureRequest(command) {
   const client = await connect("memory");
   const original = globalThis.fetch;
   let captured;
   globalThis.fetch = async (input, init) => {
     const request = new Request(input, init);
-    captured ??= { url: request.url, method: request.method, headers: [...request.headers], body: await request.clone().text() };
-    return original(request);
+    if (captured) return original(request);
+    captured = { url: request.url, method: request.method, headers: [...request.headers], body: await request.clone().text() };
+    const response = await original(request);
+    captured.answer = { status: response.status, headers: [...response.headers], text: await response.clone().text() };
+    return response;
   };
   try { await client.sendAndWait(command); } finally { globalThis.fetch = original; }
   return captured;
@@ -611,15 +614,9 @@ let ownWork;
 export async function ownWorkSetup(storage) {
   const id = await account();
   const original = globalThis.fetch;
-  let answer;
-  globalThis.fetch = async (input, init) => {
-    const response = await original(input, init);
-    answer ??= { status: response.status, headers: [...response.headers], text: await response.clone().text() };
-    return response;
-  };
-  const sdk = await connect(storage);
-  try { await sdk.sendAndWait(lock(id)); } finally { globalThis.fetch = original; }
   const template = await captureRequest(lock(id));
+  const { answer } = template;
+  const sdk = await connect(storage);
   const peer = await guardedPeer(unique("own"), { storage });
   const stub = (input, init) => {
     const body = JSON.parse(answer.text);
