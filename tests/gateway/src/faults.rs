@@ -44,6 +44,13 @@ pub enum FaultKind {
     /// Answers with another request's success (its requestId and
     /// aggregateId); nothing is processed or stored.
     MisrouteAnswer,
+    /// A proxy in front of the gateway answers `307` with `Location:
+    /// location`: nothing reaches the bus (a client that follows it re-sends
+    /// the command, body and headers, to the redirect's host).
+    Redirect,
+    /// Processed and stored as usual, but the JSON answer's `result` carries
+    /// `bytes` bytes of padding: an answer larger than any Wow answer.
+    LargeAnswer,
     /// Not a failure: each SSE event after the first is held `delayMs`
     /// (default 50) after the previous one, so stream latency can be measured
     /// against known gaps.
@@ -88,6 +95,12 @@ pub struct Rule {
     /// "history down for a while".
     #[serde(default)]
     pub for_ms: Option<u64>,
+    /// Where a `redirect` points.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// A `large_answer`'s padding, in bytes (default 1 MiB).
+    #[serde(default)]
+    pub bytes: Option<usize>,
     /// When it stops holding (from `for_ms`, set when added).
     #[serde(skip)]
     pub until: Option<std::time::Instant>,
@@ -115,6 +128,10 @@ pub struct Active {
     pub stage: Option<CommandStage>,
     /// Delay parameter.
     pub delay_ms: Option<u64>,
+    /// A redirect's target.
+    pub location: Option<String>,
+    /// A large answer's padding.
+    pub bytes: Option<usize>,
 }
 
 /// A fault that fired, for `GET /__gateway/faults`.
@@ -249,6 +266,8 @@ impl Faults {
                 kind: rule.fault,
                 stage: rule.stage,
                 delay_ms: rule.delay_ms,
+                location: rule.location.clone(),
+                bytes: rule.bytes,
             });
             break;
         }
@@ -271,6 +290,8 @@ impl Faults {
                             kind,
                             stage,
                             delay_ms: None,
+                            location: None,
+                            bytes: None,
                         });
                     }
                 }
@@ -319,6 +340,8 @@ mod tests {
             stage: None,
             delay_ms: None,
             for_ms: None,
+            location: None,
+            bytes: None,
             until: None,
             seen: 0,
         };

@@ -42,6 +42,16 @@ pub fn cors(mut resp: Response<Body>, request_headers: Option<&str>) -> Response
     resp
 }
 
+/// A proxy's `307 Temporary Redirect` to `location` (a method and body
+/// kept: a client that follows it sends the command there).
+pub fn redirect(location: &str) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::TEMPORARY_REDIRECT)
+        .header("Location", location)
+        .body(full(""))
+        .expect("valid response")
+}
+
 /// A JSON answer with `Wow-Error-Code`.
 pub fn json(status: u16, error_code: &str, body: &impl serde::Serialize) -> Response<Body> {
     let text = serde_json::to_vec(body).expect("serialisable");

@@ -236,11 +236,17 @@ impl App {
                 FaultKind::DuplicateDelivery,
                 FaultKind::PrecheckFalsePositive,
                 FaultKind::MisrouteAnswer,
+                FaultKind::Redirect,
+                FaultKind::LargeAnswer,
             ],
         );
         match fault.as_ref().map(|f| f.kind) {
             Some(FaultKind::DropRequest) => return Err(DropConnection),
             Some(FaultKind::Unavailable) => return Ok(http::unavailable()),
+            Some(FaultKind::Redirect) => {
+                let to = fault.as_ref().and_then(|f| f.location.clone());
+                return Ok(http::redirect(to.as_deref().unwrap_or("/")));
+            }
             _ => {}
         }
         let is_create = def.create || expected_version == Some(0);

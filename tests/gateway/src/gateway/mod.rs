@@ -120,6 +120,8 @@ struct Arrival {
     path: String,
     /// Its `Command-Request-Id` header.
     request_id: Option<String>,
+    /// Its `Authorization` header: whose credentials it came with.
+    authorization: Option<String>,
     /// An event query's body, as sent.
     body: Option<String>,
 }
@@ -200,7 +202,14 @@ impl App {
     }
 
     /// Records a request as it arrived.
-    fn arrived(&self, method: &str, path: &str, request_id: Option<&str>, body: Option<&[u8]>) {
+    fn arrived(
+        &self,
+        method: &str,
+        path: &str,
+        request_id: Option<&str>,
+        authorization: Option<&str>,
+        body: Option<&[u8]>,
+    ) {
         let mut log = self.arrivals.lock().unwrap();
         if log.entries.len() == ARRIVALS_KEPT {
             log.entries.pop_front();
@@ -210,6 +219,7 @@ impl App {
             method: method.to_owned(),
             path: path.to_owned(),
             request_id: request_id.map(str::to_owned),
+            authorization: authorization.map(str::to_owned),
             body: body.map(|b| String::from_utf8_lossy(b).into_owned()),
         });
     }
@@ -249,7 +259,10 @@ impl App {
                     a.path.contains(c) || a.body.as_deref().is_some_and(|b| b.contains(c))
                 })
             })
-            .map(|(seq, a)| json!({"seq": seq, "method": a.method, "path": a.path, "requestId": a.request_id, "body": a.body}))
+            .map(|(seq, a)| {
+                json!({"seq": seq, "method": a.method, "path": a.path, "requestId": a.request_id,
+                "authorization": a.authorization, "body": a.body})
+            })
             .collect();
         json!({"next": next, "arrivals": found})
     }

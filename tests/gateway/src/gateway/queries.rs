@@ -39,8 +39,9 @@ impl App {
         let path = req.uri().path().to_owned();
         let tenant_header = header(&req, names::TENANT_ID).map(str::to_owned);
         let owner_header = header(&req, names::OWNER_ID).map(str::to_owned);
+        let authorization = header(&req, "authorization").map(str::to_owned);
         let bytes = read_body(req).await;
-        self.arrived("POST", &path, None, Some(&bytes));
+        self.arrived("POST", &path, None, authorization.as_deref(), Some(&bytes));
         self.hold_if_hung("POST", &path).await;
         if self.query_fault("POST", &path) {
             return http::unavailable();

@@ -101,6 +101,7 @@ impl App {
                 req.method().as_str(),
                 path,
                 header(&req, names::REQUEST_ID),
+                header(&req, "authorization"),
                 None,
             );
         }

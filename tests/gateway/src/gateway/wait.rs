@@ -3,6 +3,7 @@
 //! its answer in JSON or as an SSE stream.
 
 use super::*;
+use wow_command_client::core::protocol::JsonValue;
 
 /// What the caller waits for.
 #[derive(Clone)]
@@ -215,10 +216,17 @@ impl App {
         };
         self.waiters.lock().unwrap().remove(&wait.main_id);
         match (outcome, body) {
-            (Some(r), None) => {
+            (Some(mut r), None) => {
                 let status = r.error_code.http_status();
                 if kind == Some(FaultKind::CutStreamAfter) {
                     return Err(DropConnection);
+                }
+                if kind == Some(FaultKind::LargeAnswer) {
+                    let bytes = fault.as_ref().and_then(|f| f.bytes).unwrap_or(1 << 20);
+                    r.result = JsonValue::Object(vec![(
+                        "padding".into(),
+                        JsonValue::String("x".repeat(bytes)),
+                    )]);
                 }
                 Ok(http::json(status, r.error_code.as_str(), &r))
             }
