@@ -23,7 +23,7 @@ const n = Number(process.argv.at(-1));
 let restarted = false;
 const clients = [];
 for (let i = 0; i < n; i++) {
-  clients.push(await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: "bench-" + i,
+  clients.push(await WowClient.connect({ user: null, baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: "bench-" + i,
     onRestart: () => { restarted = true; } }));
 }
 const client = clients[0];

@@ -516,7 +516,7 @@ try {
   const states = () => page.evaluate(async () => (await window.historyClient.intents()).map((r) => r.state));
   await page.evaluate(async (ns) => {
     const { WowClient } = await import("/pkg/index.js");
-    window.historyClient = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 4_000 });
+    window.historyClient = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 4_000 });
   }, prefix);
   const { next: start } = await queries(0);
   await gateway.faults("POST", { rules: [{ match: { method: "POST", path: "*/event/*" }, fault: "query_unavailable" },
@@ -567,7 +567,7 @@ try {
   const prefix = `lost-${Math.random().toString(36).slice(2, 8)}`;
   await page.evaluate(async (ns) => {
     const { WowClient } = await import("/pkg/index.js");
-    window.lostClient = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 10_000 });
+    window.lostClient = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 10_000 });
   }, prefix);
   const create = (id) => page.evaluate(async (id) => {
     const t0 = performance.now();

@@ -23,7 +23,7 @@ async function probe({ id, depth, k }) {
   const { default: init, WowClient } = await import("/pkg/index.js");
   await init();
   let restarts = 0;
-  const client = await WowClient.connect({ baseUrl: location.origin, namespace: `stack-${Math.random()}`, maxBodyDepth: 512,
+  const client = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: `stack-${Math.random()}`, maxBodyDepth: 512,
     onRestart: () => { restarts++; } });
   let body = 1;
   for (let i = 0; i < depth - 2; i++) body = [body];

@@ -84,8 +84,13 @@ export function defineDevtools(tag = "wow-devtools") {
  * open): `{ element, unmount }`. Where there is no document (server
  * rendering, a worker) it mounts nothing.
  */
-export function mountDevtools(client, options = {}) {
+export function mountDevtools(client, given = {}) {
   if (typeof document === "undefined" || !globalThis.customElements) return { element: null, unmount() {} };
+  // The caller's options, read as its own: never a value some script set on Object.prototype.
+  const options = {};
+  for (const k of ["tag", "container", "open", "position", "theme", "remember"]) {
+    if (given != null && Object.prototype.hasOwnProperty.call(given, k)) options[k] = given[k];
+  }
   const element = document.createElement(defineDevtools(options.tag));
   element.attach(client, options);
   (options.container ?? document.body).append(element);

@@ -5,8 +5,14 @@ import type {
 
 /** `WowProvider`'s props: connect options, or a client the app connected itself. */
 export interface WowProviderProps {
-  /** Read when the provider first mounts; give the provider a `key` to connect again with other options. */
-  options?: ConnectOptions;
+  /** Read when the provider connects; give the provider a `key` to connect again with other options. Its `user` may be left to the `user` prop. */
+  options?: Omit<ConnectOptions, "user"> & { user?: string | null };
+  /**
+   * The signed-in user's id, or null for an app without sign-in (`options.user` when left out). When it
+   * changes the provider connects again as the new user, freeing the previous client: one user's
+   * intents are never driven, listed or sent for another.
+   */
+  user?: string | null;
   /** A client (or a promise of one) the app connected itself, instead of `options`; the provider never frees it. */
   client?: WowClient | Promise<WowClient>;
   children?: ReactNode;

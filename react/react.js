@@ -17,28 +17,36 @@ let initialized; // one module per page, initialized once
 const ready = () => (initialized ??= Promise.resolve(init()));
 
 /**
- * Connects once, when first mounted (`options` are read then: give the
- * provider a `key` to connect again with new ones), and frees the client
- * when unmounted. `client` instead hands it a client (or a promise of one)
- * the app connected itself; the provider never frees that one.
+ * Connects when first mounted, as `user` (the signed-in user's id, or null
+ * for an app without sign-in; `options.user` when the prop is left out),
+ * and again whenever `user` changes: the previous client is freed (its
+ * user's intents stay in the journal, driven by nobody until that user
+ * connects again), and hooks follow the new one. The other `options` are
+ * read when it connects (give the provider a `key` to connect again with
+ * new ones). Frees the client when unmounted. `client` instead hands it a
+ * client (or a promise of one) the app connected itself; the provider
+ * never frees that one.
  */
-export function WowProvider({ options, client, children }) {
+export function WowProvider({ options, user, client, children }) {
   const [state, setState] = useState({ client: null, error: null });
-  const given = useRef({ options, client });
+  const given = useRef();
+  given.current = { options, client };
+  const who = user !== undefined ? user : ownField(options, "user");
   // What hooks await before the provider has connected: settled by the
   // first connection that is still mounted (under StrictMode the first
-  // mount's is freed, the second's is the one).
+  // mount's is freed, the second's is the one); a new one per user.
   const connection = useMemo(() => {
     let settle;
     const promise = new Promise((resolve, reject) => { settle = { resolve, reject }; });
     promise.catch(() => {}); // read through `error` and the hooks' calls
     return { promise, settle };
-  }, []);
+  }, [who]);
   useEffect(() => {
     let live = true, owned = null;
     const { options: opts, client: theirs } = given.current;
+    setState((s) => (s.client === null && s.error === null ? s : { client: null, error: null }));
     const connecting = theirs != null ? Promise.resolve(theirs)
-      : ready().then(() => WowClient.connect(opts)).then((c) => (owned = c));
+      : ready().then(() => WowClient.connect({ ...opts, user: who })).then((c) => (owned = c));
     connecting.then((c) => {
       if (!live) return owned?.free();
       connection.settle.resolve(c);
@@ -58,6 +66,9 @@ export function WowProvider({ options, client, children }) {
   const value = useMemo(() => ({ ...state, connection: connection.promise }), [state, connection]);
   return createElement(Context.Provider, { value }, children);
 }
+
+/** `o[k]` when `o` holds it itself: an option is never read from a prototype. */
+const ownField = (o, k) => (o != null && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined);
 
 function useConnection(hook) {
   const value = useContext(Context);
@@ -119,7 +130,7 @@ export function useCommand() {
       intentId = id;
       update((v) => ({ ...v, intentId: id }));
       for (const event of early.splice(0)) if (event.intentId === id) apply(event);
-      options?.onIntent?.(id);
+      ownField(options, "onIntent")?.(id);
     };
     try {
       const outcome = await client.send(command, { ...options, onIntent });

@@ -86,7 +86,7 @@ suite wasm-firefox   env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=firefox \
 suite wasm-webkit    env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=webkit \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
-suite node           node --test tests/edge/node.test.mjs tests/edge/adapters.test.mjs tests/edge/first-hour.test.mjs tests/edge/settles.test.mjs
+suite node           node --test tests/edge/node.test.mjs tests/edge/adapters.test.mjs tests/edge/first-hour.test.mjs tests/edge/settles.test.mjs tests/edge/trust.test.mjs
 suite workerd        node --test tests/edge/workerd.test.mjs
 # A line per runtime: Deno (and its KV adapter), Bun, Vercel's edge-runtime.
 suite deno           env RUNTIMES=deno node --test tests/edge/runtimes.test.mjs
@@ -96,12 +96,13 @@ suite bundler        node --test tests/bundler/
 # A fresh Vite react-ts app (create-vite's own template, TypeScript 7) with every README code block, in Chromium.
 suite vite-app       node --test tests/vite-app/
 suite react          node --test tests/react/
-# The promise in each engine (tests/e2e/engines.test.mjs, persistence.test.mjs),
+# The promise and the trust boundaries in each engine (tests/e2e/engines.test.mjs,
+# persistence.test.mjs, trust.test.mjs),
 # a line each; the rest of the end-to-end files in Chromium.
-suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines. -e /persistence.)
-suite e2e-chromium   env TEST_ENGINES=chromium node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
-suite e2e-firefox    env TEST_ENGINES=firefox node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
-suite e2e-webkit     env TEST_ENGINES=webkit node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs
+suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines. -e /persistence. -e /trust.)
+suite e2e-chromium   env TEST_ENGINES=chromium node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs
+suite e2e-firefox    env TEST_ENGINES=firefox node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs
+suite e2e-webkit     env TEST_ENGINES=webkit node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs
 # What earlier builds stored (tests/fixtures/golden/), read in each engine and
 # in Node; and a tab on a pinned older build beside a tab on this one.
 suite golden         node --test tests/golden/

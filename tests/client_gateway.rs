@@ -118,7 +118,7 @@ async fn an_answer_for_another_request_is_never_taken_as_this_intents() {
 #[wasm_bindgen_test]
 async fn a_header_value_with_a_line_break_never_leaves() {
     let options = js(
-        json!({"baseUrl": base(), "storage": "memory", "namespace": unique("crlf"), "timeoutMs": 5000}),
+        json!({"baseUrl": base(), "user": null, "storage": "memory", "namespace": unique("crlf"), "timeoutMs": 5000}),
     );
     let headers = js_sys::Function::new_no_args("return { 'X-Trace': 'a\\r\\nX-Injected: 1' };");
     js_sys::Reflect::set(&options, &"headers".into(), &headers).unwrap();
@@ -141,7 +141,7 @@ async fn a_header_value_with_a_line_break_never_leaves() {
 #[wasm_bindgen_test]
 async fn a_headers_callback_that_never_settles_ends_the_call_and_poisons_nothing() {
     let options = js(
-        json!({"baseUrl": base(), "storage": "memory", "namespace": unique("hang"),
+        json!({"baseUrl": base(), "user": null, "storage": "memory", "namespace": unique("hang"),
         "timeoutMs": 5000, "callbackTimeoutMs": 200}),
     );
     js_sys::Reflect::set(&options, &"headers".into(), &headers_hanging_once()).unwrap();
@@ -214,7 +214,7 @@ async fn hostile_bodies_are_refused_before_anything_is_stored() {
 #[wasm_bindgen_test]
 async fn a_confirmer_that_never_settles_escalates() {
     let options = js(
-        json!({"baseUrl": base(), "storage": "memory", "namespace": unique("hang"),
+        json!({"baseUrl": base(), "user": null, "storage": "memory", "namespace": unique("hang"),
         "timeoutMs": 5000, "callbackTimeoutMs": 100, "retry": {"maxConfirms": 2}}),
     );
     js_sys::Reflect::set(&options, &"confirm".into(), &confirm_never_settles()).unwrap();
@@ -241,8 +241,9 @@ async fn a_confirmer_that_never_settles_escalates() {
 /// `connect` rejects within the bound with `StorageUnavailable`.
 #[wasm_bindgen_test]
 async fn a_storage_adapter_that_never_settles_is_unavailable_storage() {
-    let options =
-        js(json!({"baseUrl": base(), "namespace": unique("hang"), "callbackTimeoutMs": 150}));
+    let options = js(
+        json!({"baseUrl": base(), "user": null, "namespace": unique("hang"), "callbackTimeoutMs": 150}),
+    );
     js_sys::Reflect::set(&options, &"storage".into(), &hanging_adapter()).unwrap();
     let refused = WowClient::open(options)
         .await
@@ -742,7 +743,7 @@ async fn a_scope_sends_in_the_order_written_when_the_first_is_refused_and_retrie
             record["schemaVersion"].as_u64(),
             record["scopeSeq"].as_u64()
         ),
-        (Some(3), Some(2))
+        (Some(4), Some(2))
     );
 }
 

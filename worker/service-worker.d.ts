@@ -3,10 +3,10 @@ import type { ConnectOptions, ResumeReport } from "./index.js";
 /** The Background Sync tag the page registers and the worker answers. */
 export declare const SYNC_TAG: "wow-command-client";
 
-/** What a drive in the worker did, for its namespace. */
-export interface BackgroundReport extends ResumeReport { namespace: string }
+/** What a drive in the worker did, for its namespace and user. */
+export interface BackgroundReport extends ResumeReport { namespace: string; user: string | null }
 
-/** `connect`'s options, without `storage` (the worker's journal is always IndexedDB). */
+/** `connect`'s options, without `storage` (the worker's journal is always IndexedDB); `user` names whose intents it drives. */
 export type BackgroundOptions = Omit<ConnectOptions, "storage" | "resume">;
 
 /**

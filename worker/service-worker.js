@@ -19,9 +19,13 @@ const BUSY_PAUSE_MS = 2000;
  * where there is no Background Sync: Firefox, Safari); and on `online`. One
  * drive at a time: a wake-up during a drive joins it. `options` are
  * `connect`'s (the storage is always IndexedDB), a list of them (one per
- * namespace), or a function returning either, asked at each drive: a worker
- * does not know which user is signed in until it reads it from where the
- * page keeps it. Returns the drive, for the worker's own events.
+ * namespace and user), or a function returning either, asked at each drive:
+ * a worker does not know which user is signed in until it reads it from
+ * where the page keeps it. Each names its `user` (null for an app without
+ * sign-in): the worker drives that user's intents only, never another's.
+ * Options without a user are a mistake the worker reports loudly (the
+ * console, and a failed sync), never drives past. Returns the drive, for
+ * the worker's own events.
  */
 export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
   const drive = async () => {
@@ -40,7 +44,7 @@ export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
           report.driven.push(...again.driven);
           report.busy = again.busy;
         }
-        reports.push({ namespace: client.namespace, ...report });
+        reports.push({ namespace: client.namespace, user: one.user ?? null, ...report });
       } finally {
         client.free();
       }
@@ -50,6 +54,9 @@ export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
   };
   let running = null;
   const once = () => (running ??= drive().finally(() => { running = null; }));
+  // A drive's failure where no sync reports it (a message, `online`, the
+  // worker's start): a mistake in the options (a TypeError) is told loudly.
+  const told = (e) => { if (e instanceof TypeError) console.error("wow-command-client service worker:", e); };
   self.addEventListener("sync", (event) => {
     if (event.tag !== tag) return;
     event.waitUntil(once().then((reports) => {
@@ -60,12 +67,12 @@ export function driveInBackground(options, { tag = SYNC_TAG, onReport } = {}) {
     }));
   });
   self.addEventListener("message", (event) => {
-    if (event.data?.type === tag) event.waitUntil(once().catch(() => {}));
+    if (event.data?.type === tag) event.waitUntil(once().catch(told));
   });
-  self.addEventListener("online", () => { once().catch(() => {}); });
+  self.addEventListener("online", () => { once().catch(told); });
   // The worker has just started (an event is on its way to it): what a
   // closed tab left is driven now, not only when a sync comes.
-  once().catch(() => {});
+  once().catch(told);
   return once;
 }
 

@@ -7,6 +7,9 @@ import { createAccount, lockAmount, prepare } from "/generated/transfer/account.
 
 const params = new URLSearchParams(location.search);
 const namespace = params.get("ns") || "demo";
+// Who is signed in (`?user=`, "demo-user" by default): every intent is
+// recorded with it, and only this user's are listed, sent and resumed here.
+const user = params.get("user") || "demo-user";
 // `?noworker`: no Service Worker (the tests of one page's own drives).
 const worker = !params.has("noworker");
 // `?trace`: the last 300 lifecycle and history events in `demo.events`, for
@@ -30,6 +33,7 @@ await init();
 // The history probe's state (`client.history`), redrawn on its telemetry and every second.
 const probe = () => showProbe();
 const client = await WowClient.connect({
+  user,
   baseUrl: location.origin,
   storage: "indexedDB",
   namespace,
@@ -291,11 +295,11 @@ $("history-account").addEventListener("change", refreshHistory);
 
 // ----------------------------------------------------------- after a load
 
-window.demo = { client, resume: () => client.resume(), namespace, events, restarts };
+window.demo = { client, resume: () => client.resume(), namespace, user, events, restarts };
 // The Service Worker (www/sw.js) drives what a closed tab left unresolved;
 // what it last finished is shown here.
 if (worker) {
-  await navigator.serviceWorker?.register(`/sw.js?ns=${encodeURIComponent(namespace)}`, { type: "module" })
+  await navigator.serviceWorker?.register(`/sw.js?ns=${encodeURIComponent(namespace)}&user=${encodeURIComponent(user)}`, { type: "module" })
     .catch((e) => console.warn("no Service Worker:", e));
   // Wakes the worker for what a closed tab left: a sync where the browser
   // has Background Sync, a message to it where it has not.
@@ -303,7 +307,7 @@ if (worker) {
 }
 const workerReport = await (await globalThis.caches?.match("/__worker-report"))?.json().catch(() => null);
 if (workerReport) {
-  const finished = workerReport.reports.flatMap((r) => r.namespace === namespace ? r.driven : []);
+  const finished = workerReport.reports.flatMap((r) => r.namespace === namespace && r.user === user ? r.driven : []);
   $("worker").textContent = `The Service Worker finished ${finished.length} ${finished.length === 1 ? "intent" : "intents"} while no page drove them` +
     (finished.length ? `: ${finished.map((o) => `${o.requestId.slice(0, 8)}… ${o.status}`).join(", ")}` : "") +
     ` (${new Date(workerReport.at).toLocaleTimeString()}).`;

@@ -4,9 +4,12 @@
 // next page shows it.
 import { driveInBackground } from "/pkg/service-worker.js";
 
-const namespace = new URL(self.location.href).searchParams.get("ns") || "demo";
+const params = new URL(self.location.href).searchParams;
+const namespace = params.get("ns") || "demo";
+// The user the page registered it for: it drives that user's intents only.
+const user = params.get("user") || "demo-user";
 
-driveInBackground(() => ({ baseUrl: self.location.origin, namespace, timeoutMs: 3000 }), {
+driveInBackground(() => ({ baseUrl: self.location.origin, namespace, user, timeoutMs: 3000 }), {
   onReport: async (reports) => {
     // It drives at every wake-up; only a drive that finished something is kept.
     if (!reports.some((r) => r.driven.length > 0)) return;

@@ -12,7 +12,7 @@ const now = () => performance.timeOrigin + performance.now();
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
 async function connect(storage, namespace = unique("bench")) {
-  return WowClient.connect({ baseUrl: base, storage, namespace, timeoutMs: 30_000, waitStage: "PROCESSED" });
+  return WowClient.connect({ user: null, baseUrl: base, storage, namespace, timeoutMs: 30_000, waitStage: "PROCESSED" });
 }
 
 async function account(balance = 1e12) {
@@ -503,7 +503,7 @@ export async function footprint(n) {
     const adapter = { ...inner,
       set: (k, v) => { note(k, v); return inner.set(k, v); },
       compareAndSet: (k, expected, v) => inner.compareAndSet(k, expected, v) && (note(k, v), true) };
-    const client = await WowClient.connect({ baseUrl: base, storage: adapter, namespace: unique("fp"),
+    const client = await WowClient.connect({ user: null, baseUrl: base, storage: adapter, namespace: unique("fp"),
       timeoutMs: 30_000, waitStage: "PROCESSED", ...options });
     const states = {};
     for (let i = 0; i < n; i++) {
@@ -540,7 +540,7 @@ export async function devtoolsPanel(n, changes) {
   const map = new Map();
   const namespace = unique("devtools");
   const id = await account();
-  const seed = await WowClient.connect({ baseUrl: base, storage: memoryAdapter(map), namespace, timeoutMs: 30_000 });
+  const seed = await WowClient.connect({ user: null, baseUrl: base, storage: memoryAdapter(map), namespace, timeoutMs: 30_000 });
   await seed.sendAndWait(lock(id));
   seed.free();
   const [[key, text]] = [...map];
@@ -550,7 +550,7 @@ export async function devtoolsPanel(n, changes) {
     const intentId = `${record.intentId.slice(0, 24)}${String(i).padStart(12, "0")}`;
     map.set(prefix + intentId, JSON.stringify({ ...record, intentId, requestId: intentId, createdAt: record.createdAt - n + i }));
   }
-  const client = await WowClient.connect({ baseUrl: base, storage: memoryAdapter(map), namespace, timeoutMs: 30_000 });
+  const client = await WowClient.connect({ user: null, baseUrl: base, storage: memoryAdapter(map), namespace, timeoutMs: 30_000 });
   // First rows: the frame that paints them (the animation frame after they
   // are in the DOM), not a polling timer, which work queued behind the
   // paint (the panel's read of the quarantine) can hold back.

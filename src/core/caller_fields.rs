@@ -18,6 +18,8 @@ pub trait Given: Sized {
     fn nothing() -> Self;
     /// `null` or `undefined`: not given.
     fn is_nothing(&self) -> bool;
+    /// `undefined` alone: a field left out, told from one given as `null`.
+    fn is_undefined(&self) -> bool;
     /// An object that is not an array (`false` when that cannot be told).
     fn is_record(&self) -> bool;
     /// Field `name`; `None` when reading it threw.
@@ -32,6 +34,9 @@ pub trait Given: Sized {
     fn boolean(&self) -> Option<bool>;
     /// The value as a function, if it is one.
     fn function(self) -> Option<Self::Function>;
+    /// The value as an array of strings, if it is one, joined by line
+    /// breaks (what it is read for, header names, never holds one).
+    fn strings(&self) -> Option<String>;
 }
 
 /// Typed reads of a caller's object, one field at a time. `undefined` and
@@ -175,6 +180,18 @@ impl<V: Given> CallerFields<V> {
         })
     }
 
+    /// Whether field `name` is given at all (`null` counts: `undefined`
+    /// alone is left out); a field that cannot be read counts as given
+    /// (its reader says so).
+    pub fn given(&self, name: &str) -> bool {
+        self.object.field(name).is_none_or(|v| !v.is_undefined())
+    }
+
+    /// An array of strings field, joined by line breaks.
+    pub fn strings(&self, name: &str) -> Option<String> {
+        self.read(name, "an array of strings", |v| v.strings())
+    }
+
     /// A non-negative integer field (milliseconds, counts, versions).
     pub fn count(&self, name: &str) -> Option<u64> {
         self.read(name, "a non-negative integer", |v| {
@@ -250,6 +267,9 @@ pub(crate) mod tests {
         fn is_nothing(&self) -> bool {
             matches!(self, Fake::Nothing | Fake::Json(JsonValue::Null))
         }
+        fn is_undefined(&self) -> bool {
+            matches!(self, Fake::Nothing)
+        }
         fn is_record(&self) -> bool {
             matches!(self, Fake::Json(JsonValue::Object(_)))
         }
@@ -293,6 +313,16 @@ pub(crate) mod tests {
         }
         fn function(self) -> Option<()> {
             matches!(self, Fake::Function).then_some(())
+        }
+        fn strings(&self) -> Option<String> {
+            match self {
+                Fake::Json(JsonValue::Array(items)) => items
+                    .iter()
+                    .map(|i| i.as_str())
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| v.join("\n")),
+                _ => None,
+            }
         }
     }
 
@@ -368,5 +398,20 @@ pub(crate) mod tests {
         assert_eq!(o.finish(()).unwrap_err(), "c.h is too deep");
         o.function("s");
         assert_eq!(o.finish(()).unwrap_err(), "c.s must be a function");
+    }
+
+    #[test]
+    fn a_field_given_as_null_is_given_and_strings_are_read() {
+        let o = CallerFields::of("o", given(r#"{"u":"alice","n":null}"#)).unwrap();
+        assert!(o.given("u") && o.given("n") && !o.given("missing"));
+        let o = CallerFields::of("o", given(r#"{"a":["x","y"],"b":["x",1],"c":"x"}"#)).unwrap();
+        assert_eq!(o.strings("a"), Some("x\ny".into()));
+        for bad in ["b", "c"] {
+            assert_eq!(o.strings(bad), None);
+            assert_eq!(
+                o.finish(()).unwrap_err(),
+                text!("o.", bad, " must be an array of strings")
+            );
+        }
     }
 }

@@ -13,6 +13,10 @@ use crate::core::text::text;
 /// How long `headers`, `confirm` and a storage adapter's operations may
 /// take by default.
 pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
+/// The largest answer read by default (a command's, a query's, a stage
+/// stream's in all): far past any Wow answer (a batched look's list of
+/// 1,000 streams' ids is about 200 KB), short of what would exhaust a tab.
+pub const DEFAULT_MAX_ANSWER_BYTES: u32 = 8 << 20;
 /// The longest delay a browser's timer keeps (2^31 - 1 ms): a longer
 /// callback timeout would fire at once.
 const MAX_TIMER_MS: u32 = 2_147_483_647;
@@ -46,6 +50,12 @@ pub struct RetryInput {
 pub struct ConnectInput<V: Given> {
     /// The gateway's base URL.
     pub base_url: String,
+    /// Who is signed in (`None`: an app without sign-in); required.
+    pub user: Option<String>,
+    /// Header names a command's own `headers` may not carry, besides the credentials.
+    pub secret_headers: String,
+    /// The largest answer read, in bytes.
+    pub max_answer_bytes: Option<u64>,
     /// Storage namespace (user / tenant).
     pub namespace: Option<String>,
     /// Caller timeout per attempt.
@@ -113,8 +123,18 @@ impl<V: Given> ConnectInput<V> {
         if base_url.is_none() {
             o.refuse("options.baseUrl is required".into());
         }
+        // Who is signed in is never guessed: `null` says "nobody, ever".
+        if !o.given("user") {
+            o.refuse(
+                "options.user is required: the signed-in user's id, or null for an app without sign-in"
+                    .into(),
+            );
+        }
         let read = ConnectInput {
             base_url: base_url.unwrap_or_default(),
+            user: o.string("user"),
+            secret_headers: o.strings("secretHeaders").unwrap_or_default(),
+            max_answer_bytes: o.count("maxAnswerBytes"),
             namespace: o.string("namespace"),
             timeout_ms: o.count("timeoutMs"),
             wait_stage: o.string("waitStage"),
@@ -168,13 +188,7 @@ impl<V: Given> ConnectInput<V> {
     /// The settings these options decide, or the first option that is
     /// wrong (checked in this order: `baseUrl`, `requestId`, `waitStage`).
     pub fn settings(&self) -> Result<Settings, String> {
-        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
-            return Err(text!(
-                "baseUrl `",
-                self.base_url,
-                "` must be an absolute http(s) URL"
-            ));
-        }
+        crate::core::protocol::check_base_url(&self.base_url)?;
         let policy = match self.request_id.as_deref() {
             None | Some("v7") => RequestIdPolicy::RandomV7,
             Some("v4") => RequestIdPolicy::RandomV4,
@@ -200,7 +214,12 @@ impl<V: Given> ConnectInput<V> {
         Ok(Settings {
             engine: EngineConfig {
                 namespace: self.namespace.clone().unwrap_or_else(|| "default".into()),
+                user: self.user.clone(),
                 base_url: self.base_url.trim_end_matches('/').to_owned(),
+                secret_headers: self.secret_headers.clone(),
+                max_answer_bytes: self
+                    .max_answer_bytes
+                    .map_or(DEFAULT_MAX_ANSWER_BYTES, |n| clamp_u32(n).max(1)),
                 machine: machine.clone(),
                 legacy_timeout: self.legacy_wait_timeout.unwrap_or(false),
                 headers: f.headers.is_some(),
@@ -259,10 +278,11 @@ mod tests {
     #[test]
     fn reads_the_options_and_refuses_the_first_bad_one() {
         let read = ConnectInput::read(given(
-            r#"{"baseUrl":"http://x","retry":{"maxAttempts":9e9},"offline":"return","onEvent":"fn"}"#,
+            r#"{"baseUrl":"http://x","user":"alice","retry":{"maxAttempts":9e9},"offline":"return","onEvent":"fn"}"#,
         ))
         .unwrap();
         assert_eq!(read.base_url, "http://x");
+        assert_eq!(read.user.as_deref(), Some("alice"));
         assert_eq!(read.retry.unwrap().max_attempts, Some(u32::MAX));
         assert!(
             read.offline_return
@@ -276,12 +296,25 @@ mod tests {
             refused(r#"{"offline":"later","onEvent":3}"#),
             "options.baseUrl is required"
         );
+        // Who is signed in is never guessed: left out, it is refused; null is an app without sign-in.
         assert_eq!(
-            refused(r#"{"baseUrl":"u","offline":"later","onEvent":3}"#),
+            refused(r#"{"baseUrl":"u"}"#),
+            "options.user is required: the signed-in user's id, or null for an app without sign-in"
+        );
+        assert_eq!(
+            refused(r#"{"baseUrl":"u","user":7}"#),
+            "options.user must be a string"
+        );
+        assert_eq!(
+            refused(r#"{"baseUrl":"u","user":null,"secretHeaders":"X-Key"}"#),
+            "options.secretHeaders must be an array of strings"
+        );
+        assert_eq!(
+            refused(r#"{"baseUrl":"u","user":null,"offline":"later","onEvent":3}"#),
             "options.offline must be \"wait\" or \"return\""
         );
         assert_eq!(
-            refused(r#"{"baseUrl":"u","retry":{"tries":1}}"#),
+            refused(r#"{"baseUrl":"u","user":null,"retry":{"tries":1}}"#),
             "options.retry.tries is not an option (known: maxAttempts, baseMs, maxMs, maxConfirms)"
         );
     }
@@ -292,7 +325,8 @@ mod tests {
 
     #[test]
     fn the_options_decide_the_settings() {
-        let d = settings(r#"{"baseUrl":"https://gw/"}"#).unwrap_or_else(|e| panic!("{e}"));
+        let d =
+            settings(r#"{"baseUrl":"https://gw/","user":null}"#).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(d.engine.namespace, "default");
         assert_eq!(d.engine.base_url, "https://gw");
         assert_eq!(d.engine.retention_ms, 7 * 86_400_000);
@@ -302,13 +336,18 @@ mod tests {
         assert_eq!(d.defaults.body_limits, JsonLimits::default());
         assert_eq!(d.within_ms, DEFAULT_CALLBACK_TIMEOUT_MS);
         let s = settings(
-            r#"{"baseUrl":"http://gw","namespace":"n","requestId":"v4","waitStage":"SENT",
+            r#"{"baseUrl":"http://gw","user":"u-1","namespace":"n","secretHeaders":["X-Api-Key"],"maxAnswerBytes":0,"requestId":"v4","waitStage":"SENT",
                 "retry":{"maxAttempts":0,"maxConfirms":0,"baseMs":5},"confirm":"fn","confirmBatch":"fn",
                 "callbackTimeoutMs":9007199254740991,"maxBodyDepth":100000,"maxBodyChars":10,
                 "retentionDays":0.5}"#,
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.engine.namespace, "n");
+        assert_eq!(s.engine.user.as_deref(), Some("u-1"));
+        assert_eq!(s.engine.secret_headers, "X-Api-Key");
+        assert_eq!(s.engine.max_answer_bytes, 1, "at least one byte");
+        assert_eq!(d.engine.user, None);
+        assert_eq!(d.engine.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
         assert_eq!(s.defaults.policy, RequestIdPolicy::RandomV4);
         assert_eq!(s.defaults.wait_stage, CommandStage::Sent);
         // At least one attempt and one confirmation, whatever is asked.
@@ -324,18 +363,24 @@ mod tests {
         assert_eq!(s.engine.retention_ms, 43_200_000);
         for (options, error) in [
             (
-                r#"{"baseUrl":"gw"}"#,
-                "baseUrl `gw` must be an absolute http(s) URL",
+                r#"{"baseUrl":"gw","user":null}"#,
+                "baseUrl `gw` must be an absolute http(s) URL with a host, no credentials, query or fragment",
             ),
             (
-                r#"{"baseUrl":"http://gw","requestId":"v9"}"#,
+                r#"{"baseUrl":"http://me:pw@gw","user":null}"#,
+                "baseUrl `http://me:pw@gw` must be an absolute http(s) URL with a host, no credentials, query or fragment",
+            ),
+            (
+                r#"{"baseUrl":"http://gw","user":null,"requestId":"v9"}"#,
                 "requestId `v9`: use 'v7' or 'v4'",
             ),
         ] {
             assert_eq!(settings(options).err().as_deref(), Some(error));
         }
-        assert!(settings(r#"{"baseUrl":"http://gw","waitStage":"DONE"}"#)
-            .err()
-            .is_some_and(|e| e.starts_with("unknown wait stage `DONE`")));
+        assert!(
+            settings(r#"{"baseUrl":"http://gw","user":null,"waitStage":"DONE"}"#)
+                .err()
+                .is_some_and(|e| e.starts_with("unknown wait stage `DONE`"))
+        );
     }
 }

@@ -121,6 +121,24 @@ impl CommandInput {
     }
 }
 
+/// The mistake of a command whose own `headers` carry a credential
+/// (`Authorization`, `Cookie`, `Proxy-Authorization`, or a name the app
+/// lists as secret): a command's headers are kept with its intent, in
+/// storage, where no credential may be. A `TypeError`, nothing written.
+pub fn secret_header(input: &CommandInput, secrets: &str) -> Option<String> {
+    let (name, _) = input
+        .headers
+        .as_ref()?
+        .iter()
+        .find(|(name, _)| crate::core::journal::is_secret(name, secrets))?;
+    Some(text!(
+        "command.headers.",
+        name,
+        " is a credential, and a command's headers are stored with its intent: give it through \
+         connect({ headers }), which is asked before each request and never stored"
+    ))
+}
+
 /// Parses a stage name.
 pub fn stage(name: &str) -> Result<CommandStage, String> {
     CommandStage::from_header(name).ok_or_else(|| {
@@ -173,8 +191,10 @@ pub fn intent(
         resource: a.resource.clone(),
     };
     let path = match input.path {
-        Some(p) if p.starts_with('/') => p,
-        Some(p) => return Err(text!("path `", p, "` must start with `/`")),
+        Some(p) => {
+            crate::core::protocol::check_path(&p)?;
+            p
+        }
         None => {
             if input.action.is_none() && !id_in_path {
                 return Err("give `action` (the command's snake_case name) or `path`".into());
@@ -301,6 +321,33 @@ mod tests {
     }
 
     #[test]
+    fn a_credential_among_a_commands_headers_is_a_mistake() {
+        let secrets = "X-Api-Key";
+        for name in [
+            "Authorization",
+            "cookie",
+            "PROXY-Authorization",
+            "x-api-key",
+        ] {
+            let mut c = command("account", Some("a-1"), Some("x"));
+            c.headers = Some(vec![
+                ("Command-Header-Trace".into(), "t".into()),
+                (name.into(), "secret".into()),
+            ]);
+            let why = secret_header(&c, secrets).expect(name);
+            assert!(
+                why.starts_with(&text!("command.headers.", name, " is a credential"))
+                    && why.contains("connect({ headers })"),
+                "{why}"
+            );
+        }
+        let mut c = command("account", Some("a-1"), Some("x"));
+        c.headers = Some(vec![("Command-Header-Trace".into(), "t".into())]);
+        assert_eq!(secret_header(&c, secrets), None);
+        assert_eq!(secret_header(&command("a", Some("b"), Some("x")), ""), None);
+    }
+
+    #[test]
     fn a_scope_is_carried_into_the_intent_and_a_blank_one_is_refused() {
         let mut c = command("account", Some("a-1"), Some("lock_amount"));
         c.scope = Some("account:a-1".into());
@@ -378,6 +425,9 @@ mod tests {
         let mut c = command("account", Some("a"), None);
         c.path = Some("account/a/x".into());
         assert_eq!(refused(c), "path `account/a/x` must start with `/`");
+        let mut c = command("account", Some("a"), None);
+        c.path = Some("/account/../admin/x".into());
+        assert_eq!(refused(c), "path `/account/../admin/x` holds a dot segment");
         let mut c = command("account", Some("a"), None);
         c.id_in_path = Some(false);
         assert_eq!(

@@ -195,6 +195,7 @@ fn record(full: bool) -> IntentRecord {
     IntentRecord {
         schema_version: crate::core::journal::SCHEMA_VERSION,
         namespace: "n".into(),
+        user: full.then(|| "u".into()),
         intent_id: "i-1".into(),
         intent_key: full.then(|| "k".into()),
         request_id: "r-1".into(),

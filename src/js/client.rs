@@ -32,6 +32,8 @@ extern "C" {
     #[wasm_bindgen(js_name = watchFor, catch)]
     fn watch_for(options: &JsValue, call: &str) -> Result<JsValue, JsValue>;
     fn abortable(promise: &js_sys::Promise, signal: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = signOutPurge, catch)]
+    fn sign_out_purge(options: &JsValue) -> Result<bool, JsValue>;
     #[wasm_bindgen(js_name = downstreamOptions, catch)]
     fn downstream_options(options: &JsValue) -> Result<JsValue, JsValue>;
     /// A call's `{ promise, resolve, reject }`, ended by a restart or its
@@ -43,6 +45,7 @@ extern "C" {
         channel: &str,
         listener: &JsValue,
         filter: &JsValue,
+        user: &JsValue,
     ) -> Result<js_sys::Function, JsValue>;
 }
 
@@ -372,7 +375,7 @@ impl WowClient {
             let id = intent_ref(&intent)?;
             let mut started = started(&options, "awaitDownstream", &self.executor)?;
             let o = downstream_options(options.as_ref().unwrap_or(&JsValue::UNDEFINED))?;
-            let get = |k: &str| js_sys::Reflect::get(&o, &k.into()).unwrap_or(JsValue::UNDEFINED);
+            let get = |k: &str| crate::web::safe_read::get(&o, k).unwrap_or(JsValue::UNDEFINED);
             let stage = get("stage")
                 .as_string()
                 .and_then(|s| CommandStage::from_header(&s));
@@ -433,10 +436,49 @@ impl WowClient {
         self.read(Read::Prune)
     }
 
-    /// Deletes every intent of this namespace (sign-out).
-    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    /// Removes every intent of this client's user on this device, as
+    /// `signOut({ purge: true })` does, and keeps the client open: this
+    /// client's drives stop, each unresolved intent is removed under its
+    /// lock (one another tab drives is left, in `busy`), and the unresolved
+    /// ones removed are reported (each may have been appended).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SignOutReport>")]
     pub fn clear(&self) -> js_sys::Promise {
-        self.read(Read::Clear)
+        self.call(&None, "clear", |engine, now, call, _| {
+            engine.sign_out(now, call, true, false, false)
+        })
+    }
+
+    /// Signs the user out on this device, then frees the client: its
+    /// drives stop and its other calls end (`ClientFreed`). By default the
+    /// user's settled intents are removed and its unresolved ones parked
+    /// (kept; nobody drives them until the same user connects again).
+    /// `{ purge: true }` removes everything of the user here (each
+    /// unresolved intent under its lock, reported in `unresolved` so the
+    /// app can tell the person; the quarantine and the IndexedDB database
+    /// too once nothing of anyone is left in the namespace).
+    #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<SignOutReport>")]
+    pub fn sign_out(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SignOutOptions")] options: Option<JsValue>,
+    ) -> js_sys::Promise {
+        match sign_out_purge(options.as_ref().unwrap_or(&JsValue::UNDEFINED)) {
+            Ok(purge) => self.call(&None, "signOut", |engine, now, call, _| {
+                engine.sign_out(now, call, purge, true, false)
+            }),
+            Err(e) => js_sys::Promise::reject(&e),
+        }
+    }
+
+    /// Makes the intents recorded with no user (by builds before users, or
+    /// by a client connected with `user: null`) this client's user's: the
+    /// documented way to take over what an app without sign-in left. Each
+    /// is rewritten under its lock (one another tab drives is left as it
+    /// is); resolves to how many. Nothing for a client with `user: null`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn adopt(&self) -> js_sys::Promise {
+        self.call(&None, "adopt", |engine, now, call, _| {
+            engine.sign_out(now, call, false, false, true)
+        })
     }
 
     /// Whether the browser keeps this origin's storage under pressure: the
@@ -475,7 +517,8 @@ impl WowClient {
     }
 
     /// Calls `listener` with an event per state change of an intent of this
-    /// namespace, written by this client, another tab or the Service Worker;
+    /// client's user in this namespace, written by this client, another tab
+    /// or the Service Worker;
     /// `filter` narrows it (`intentId`, `intentKey`, `states`). Returns the
     /// function that stops it; unsubscribing never withdraws an intent.
     #[wasm_bindgen(unchecked_return_type = "() => void")]
@@ -485,7 +528,10 @@ impl WowClient {
         #[wasm_bindgen(unchecked_optional_param_type = "IntentFilter")] filter: Option<JsValue>,
     ) -> Result<js_sys::Function, JsValue> {
         let channel = crate::web::channel::channel_name(&self.namespace());
-        subscribe_intents(&channel, &listener, &filter.unwrap_or(JsValue::UNDEFINED))
+        let filter = filter.unwrap_or(JsValue::UNDEFINED);
+        let user = self.executor.engine().config().user.clone();
+        let user = user.map_or(JsValue::NULL, |u| JsValue::from_str(&u));
+        subscribe_intents(&channel, &listener, &filter, &user)
     }
 
     /// Whether history answers, as this client last learned it: while it
@@ -570,15 +616,22 @@ impl WowClient {
     fn start_send(&self, command: JsValue, entry: CallEntry, watch: &JsValue, mode: SendMode) {
         let executor = &self.executor;
         let call = executor.call(entry);
-        let read = input::command(&command, self.defaults.body_limits)
-            .and_then(|parsed| input::intent(parsed, &self.defaults, mode == SendMode::Stream));
+        let read = input::command(&command, self.defaults.body_limits);
         let watched = self.watching(call, watch);
         let now = time::now();
-        match read {
-            Ok((intent, config)) => executor
-                .engine()
-                .send(now, call, intent, config, mode, watched),
-            Err(why) => executor.engine().fail(now, call, invalid(&why)),
+        let secret = read
+            .as_ref()
+            .ok()
+            .and_then(|c| input::secret_header(c, &executor.engine().config().secret_headers));
+        if let Some(why) = secret {
+            executor.engine().refuse(now, call, why);
+        } else {
+            match read.and_then(|c| input::intent(c, &self.defaults, mode == SendMode::Stream)) {
+                Ok((intent, config)) => executor
+                    .engine()
+                    .send(now, call, intent, config, mode, watched),
+                Err(why) => executor.engine().fail(now, call, invalid(&why)),
+            }
         }
         executor.pump();
     }
@@ -701,6 +754,7 @@ fn settle(entry: &CallEntry, reply: Reply) {
         Reply::Records(records) => (true, to_js(&records)),
         Reply::Quarantined(q) => (true, to_js(&q)),
         Reply::Count(n) => (true, JsValue::from(n)),
+        Reply::SignedOut(report) => (true, to_js(&*report)),
         Reply::Report { driven, busy } => (true, to_js(&ReportValue(&driven, &busy))),
         Reply::Downstream(o, reached) => {
             let value = to_js(&*o);

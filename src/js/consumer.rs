@@ -268,7 +268,7 @@ impl Shared {
                 None,
             ));
         };
-        let field = |name: &str| js_sys::Reflect::get(&options, &JsValue::from_str(name)).ok();
+        let field = |name: &str| crate::web::safe_read::get(&options, name);
         let namespace = match field("namespace").filter(|v| !v.is_undefined()) {
             None => "default".to_owned(),
             Some(v) => v
@@ -373,8 +373,7 @@ impl Shared {
                 let reconcile = input::function(&options, "reconcile")
                     .map_err(|e| effect_error("InvalidOptions", &e, Some(identity)))?;
                 let ms = |name: &str, default: u64| {
-                    js_sys::Reflect::get(&options, &name.into())
-                        .ok()
+                    crate::web::safe_read::get(&options, name)
                         .and_then(|v| v.as_f64())
                         .filter(|n| n.is_finite() && *n >= 0.0)
                         .map_or(default, |n| n as u64)

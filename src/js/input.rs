@@ -10,7 +10,7 @@ use crate::core::caller_fields::Given;
 #[cfg(feature = "client")]
 pub use crate::core::connect_input::{ConnectInput, Settings};
 #[cfg(feature = "client")]
-pub use crate::core::intent_input::{intent, CommandInput, Defaults};
+pub use crate::core::intent_input::{intent, secret_header, CommandInput, Defaults};
 use crate::core::text::text;
 
 impl Given for JsValue {
@@ -20,6 +20,9 @@ impl Given for JsValue {
     }
     fn is_nothing(&self) -> bool {
         self.is_null_or_undefined()
+    }
+    fn is_undefined(&self) -> bool {
+        JsValue::is_undefined(self)
     }
     fn is_record(&self) -> bool {
         self.is_object() && crate::web::safe_read::is_array(self) == Some(false)
@@ -42,6 +45,10 @@ impl Given for JsValue {
     fn function(self) -> Option<js_sys::Function> {
         crate::web::safe_read::function(&self)
     }
+    fn strings(&self) -> Option<String> {
+        // Joined in JS: one string crosses.
+        crate::web::safe_read::string_list(self)
+    }
 }
 
 /// A command given to `send`, `sendAndWait` or `sendAndWaitStream`; its
@@ -55,7 +62,7 @@ pub fn command(command: &JsValue, limits: crate::web::JsonLimits) -> Result<Comm
 
 /// A function-valued option, if present.
 pub fn function(options: &JsValue, name: &str) -> Result<Option<js_sys::Function>, String> {
-    let value = js_sys::Reflect::get(options, &name.into()).unwrap_or(JsValue::UNDEFINED);
+    let value = crate::web::safe_read::get(options, name).unwrap_or(JsValue::UNDEFINED);
     if value.is_null_or_undefined() {
         return Ok(None);
     }

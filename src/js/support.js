@@ -1,4 +1,4 @@
-import { hold } from "../web/runtime.js";
+import { hold, own } from "../web/runtime.js";
 import { channelListen } from "../web/executor.js";
 import { FREED, holding } from "../web/held.js";
 
@@ -134,7 +134,8 @@ export function watchFor(options, call) {
   onlyKnown(call, "options", options, ["signal", "onIntent", ...(call === "awaitDownstream" ? ["stage", "timeoutMs", "check"] : [])]);
   let signal, aborted, listen, onIntent;
   try {
-    ({ signal, onIntent } = options);
+    signal = own(options, "signal");
+    onIntent = own(options, "onIntent");
     if (signal != null) ({ aborted, addEventListener: listen } = signal);
   } catch {
     throw mistake(call, "options.signal could not be read");
@@ -151,12 +152,22 @@ export function downstreamOptions(options) {
   const call = "awaitDownstream";
   let stage, timeoutMs, check;
   try {
-    ({ stage, timeoutMs, check } = options ?? {});
+    [stage, timeoutMs, check] = ["stage", "timeoutMs", "check"].map((k) => own(options, k));
   } catch { throw mistake(call, "options could not be read"); }
   if (stage != null && !STAGES.includes(stage)) throw mistake(call, `unknown wait stage \`${stage}\`: one of ${STAGES.join(", ")}`);
   if (timeoutMs != null && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0)) throw mistake(call, "options.timeoutMs must be a non-negative integer");
   if (check != null && typeof check !== "function") throw mistake(call, "options.check must be a function");
   return { stage: stage ?? undefined, timeoutMs: timeoutMs ?? undefined, check: check ?? undefined };
+}
+
+// `signOut`'s options: whether to purge, or a TypeError naming the mistake.
+export function signOutPurge(options) {
+  if (options == null) return false;
+  if (Object(options) !== options) throw mistake("signOut", "options must be an object");
+  onlyKnown("signOut", "options", options, ["purge"]);
+  const purge = own(options, "purge");
+  if (purge != null && typeof purge !== "boolean") throw mistake("signOut", "options.purge must be true or false");
+  return purge === true;
 }
 
 // `promise`, or the `Aborted` CommandError once `signal` aborts
@@ -185,7 +196,7 @@ function unknown(intentId, appended, errorCode, errorMsg, reason) {
 const STAGES = ["SENT", "PROCESSED", "SNAPSHOT", "PROJECTED", "EVENT_HANDLED", "SAGA_HANDLED"];
 
 // What an older build's announcement leaves out of a version-1 event: null.
-const OLDER = { intentKey: null, requestId: null, aggregate: null, attempts: null, appended: null, reason: null,
+const OLDER = { user: null, intentKey: null, requestId: null, aggregate: null, attempts: null, appended: null, reason: null,
   errorCode: null, at: null, scope: null, waitsFor: null };
 
 // `client.subscribe(listener, filter)`: one event per state change of an
@@ -197,13 +208,15 @@ const OLDER = { intentKey: null, requestId: null, aggregate: null, attempts: nul
 // subscribe only intentId, state and revision), the others null. An event
 // older than one already delivered for the same intent (a lower revision)
 // is dropped. A listener that throws is ignored: it changes nothing for the
-// intents or the other listeners.
-export function subscribeIntents(channelName, listener, filter) {
+// intents or the other listeners. Only `user`'s intents are heard (an
+// announcement without a user, as older builds write, is no signed-in user's).
+export function subscribeIntents(channelName, listener, filter, user) {
   if (typeof listener !== "function") throw mistake("subscribe", "listener must be a function");
   const want = intentFilter("subscribe", filter);
   const delivered = new Map(); // intentId -> the newest revision delivered
   return channelListen(channelName, (data) => {
     if (!data || typeof data.intentId !== "string" || typeof data.state !== "string") return;
+    if ((data.user ?? null) !== user) return;
     const revision = Number.isSafeInteger(data.revision) ? data.revision : 0;
     const { v, ...fields } = data;
     const event = data.version === 1 ? { ...data } : { ...OLDER, ...fields, version: 1, revision };
@@ -221,7 +234,7 @@ export function intentFilter(call, filter) {
   onlyKnown(call, "filter", filter, ["intentId", "intentKey", "states"]);
   let intentId, intentKey, states;
   try {
-    ({ intentId, intentKey, states } = filter);
+    [intentId, intentKey, states] = ["intentId", "intentKey", "states"].map((k) => own(filter, k));
   } catch {
     throw mistake(call, "filter could not be read");
   }

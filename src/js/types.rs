@@ -39,7 +39,7 @@ export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" 
   | "UnsupportedMediaType" | "BiDeploymentInspectionInconsistent" | "BiDeploymentInspectionUnavailable"
   | "BiDeploymentInspectionTimeout";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
-export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "NotInConflict"
+export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "IntentOfAnotherUser" | "NotInConflict"
   | "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline"
   | "ModuleRestarted" | "ClientFreed" | `HttpStatus${number}`;
 /** How a call ended: succeeded, refused (rejected, conflict), or not known yet (unknown, escalated: confirmed later, never resent blindly). */
@@ -60,6 +60,17 @@ export interface ConfirmQuestion {
   contextAlias?: string;
   /** The appended stream's version and commandId are wanted. */
   needFacts: boolean;
+  /** The user the intent was made under (`connect({ user })`): ask your history as this user. */
+  user: string | null;
+}
+
+/** What `headers()` is told: who the request acts for, what it is, and the intents it concerns. */
+export interface HeadersContext {
+  /** The user the intents were made under: give this user's credentials. */
+  user: string | null;
+  /** "command": an attempt of an intent; "history": a look at its event history; "snapshot": `awaitDownstream`'s read. */
+  purpose: "command" | "history" | "snapshot";
+  intentIds: string[];
 }
 
 /** A caller's confirmer's answer. */
@@ -89,12 +100,25 @@ export interface HistoryStatus {
   failures?: number;
   /** Questions waiting for history's answer in this client. */
   waiting: number;
+  /** Messages from other tabs and workers dropped as unreadable, or with times no probe could have written. */
+  droppedMessages: number;
 }
 
-/** `WowClient.connect`'s options; only `baseUrl` is required. */
+/** `WowClient.connect`'s options; `baseUrl` and `user` are required. */
 export interface ConnectOptions {
-  /** The gateway's absolute http(s) URL; command paths are appended to it. */
+  /** The gateway's absolute http(s) URL, without credentials, query or fragment; command paths are appended to it, and no request goes anywhere else. */
   baseUrl: string;
+  /**
+   * Who is signed in (the user's id), or null for an app without sign-in. Every intent is recorded
+   * with it, and only a client of the same user sends, retries, resumes, lists or confirms it: an
+   * intent left by one user is never sent with the next user's credentials. Records of builds before
+   * users count as null's (`adopt()` makes them the current user's).
+   */
+  user: string | null;
+  /** Header names a command's own `headers` may not carry, besides Authorization, Cookie and Proxy-Authorization (credentials go through `headers`, never into storage). */
+  secretHeaders?: string[];
+  /** The largest answer read from the gateway, in bytes (default 8 MiB): a command's, a history query's, a stage stream's in all. A larger one is treated as lost (confirmed first). */
+  maxAnswerBytes?: number;
   /**
    * Where intents are kept, written before each is sent (default "indexedDB", which only browsers
    * and Service Workers have). Elsewhere pass an adapter (`fileAdapter` from
@@ -109,8 +133,8 @@ export interface ConnectOptions {
   /** Server-side Command-Wait-Timeout, ms (default: timeoutMs). */
   waitTimeoutMs?: number;
   retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number; maxConfirms?: number };
-  /** Fresh headers per request (auth); never persisted. */
-  headers?: () => Record<string, string> | Promise<Record<string, string>>;
+  /** Fresh headers per request (auth); never persisted. Told the user the request acts for and what it is (`HeadersContext`): give that user's token. */
+  headers?: (context: HeadersContext) => Record<string, string> | Promise<Record<string, string>>;
   /** Your own confirmation source (query model, BFF route), asked about one intent at a time. */
   confirm?: (question: ConfirmQuestion) => ConfirmAnswer | Promise<ConfirmAnswer>;
   /**
@@ -176,6 +200,8 @@ export interface ConnectOptions {
 export interface IntentEvent {
   version: 1;
   intentId: string;
+  /** The user the intent was made under; null for none (and from builds before users). */
+  user: string | null;
   intentKey: string | null;
   requestId: string | null;
   aggregate: IntentRecord["aggregate"] | null;
@@ -316,6 +342,26 @@ export interface DownstreamQuestion {
   contextAlias?: string;
   /** The appended stream's version, when known. */
   version: number | null;
+  /** The user the intent was made under. */
+  user: string | null;
+}
+
+/** `signOut`'s options. */
+export interface SignOutOptions {
+  /** Remove everything of the user on this device, unresolved intents included (reported), not only the settled ones. */
+  purge?: boolean;
+}
+
+/** What `signOut` and `clear` did with the user's intents on this device. */
+export interface SignOutReport {
+  /** How many records were removed. */
+  removed: number;
+  /** The unresolved intents removed (with `purge`, and by `clear`): each may have been appended, or may still be; tell the person. */
+  unresolved: IntentRecord[];
+  /** How many unresolved intents were kept (parked): nobody drives them until the same user connects again. */
+  parked: number;
+  /** Intents another tab or worker was driving: left as they are. */
+  busy: string[];
 }
 
 /** What `awaitDownstream` resolves to. */
@@ -361,6 +407,11 @@ export interface Command {
   expectedVersion?: number;
   timeoutMs?: number;
   waitTimeoutMs?: number;
+  /**
+   * Extra headers kept with the intent and sent with every attempt (`Command-Header-*` and the like).
+   * Never a credential: Authorization, Cookie, Proxy-Authorization or a `secretHeaders` name is a
+   * TypeError (give credentials through `connect({ headers })`, asked per request, never stored).
+   */
   headers?: Record<string, string>;
 }
 
@@ -436,6 +487,8 @@ export interface QuarantinedEntry { key: string; reason: string }
 export interface IntentRecord {
   schemaVersion: number;
   namespace: string;
+  /** The user it was made under (`connect({ user })`); absent for an app without sign-in and for records of builds before users. */
+  user?: string;
   intentId: string;
   intentKey?: string;
   requestId: string;

@@ -101,7 +101,7 @@ fn reconciliation(answer: &JsValue) -> Option<Reconciliation> {
     if !answer.is_object() {
         return None;
     }
-    let field = |name: &str| js_sys::Reflect::get(answer, &JsValue::from_str(name)).ok();
+    let field = |name: &str| crate::web::safe_read::get(answer, name);
     if let Some(done) = field("done").filter(|v| !v.is_undefined()) {
         return Some(Reconciliation::Done(json_of(&done)));
     }

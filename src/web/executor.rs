@@ -94,7 +94,10 @@ extern "C" {
         of: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_name = readJsonBody)]
-    fn read_json_body(response: &web_sys::Response) -> js_sys::Promise;
+    fn read_json_body(response: &web_sys::Response, limit: u32) -> js_sys::Promise;
+    /// Where the client's requests may go (its `baseUrl`), kept with its holdings `of`.
+    #[wasm_bindgen(js_name = fenceTo)]
+    fn fence_to(of: &JsValue, base: &str);
     #[wasm_bindgen(js_name = textReader)]
     pub(super) fn text_reader(
         body: &web_sys::ReadableStream,
@@ -184,6 +187,8 @@ enum Pending {
     Chunk {
         reader: web_sys::ReadableStreamDefaultReader,
         decoder: Box<SseDecoder>,
+        /// Bytes of text read so far (the stream is cut past `maxAnswerBytes`).
+        read: usize,
     },
     Headers,
     Confirm,
@@ -260,6 +265,7 @@ impl Executor {
         let namespace = engine.config().namespace.clone();
         let f = callback();
         let of = holdings();
+        fence_to(&of, &engine.config().base_url);
         for tag in [ONLINE, VISIBLE] {
             on_wake(&super::channel::bind(&f, id, tag), tag == VISIBLE, &of);
         }
@@ -354,14 +360,17 @@ impl Executor {
             *self.timer.borrow_mut() = (i64::MAX, JsValue::UNDEFINED);
             self.engine.borrow_mut().handle_timeout(now);
         } else if tag == ANNOUNCED {
-            if let Some((id, state)) = answers::announced(&plain(value)) {
-                self.engine.borrow_mut().handle_announced(now, &id, &state);
+            match answers::announced(&plain(value)) {
+                Some((id, state)) => self.engine.borrow_mut().handle_announced(now, &id, &state),
+                None => self.engine.borrow_mut().drop_message(),
             }
         } else if tag == HEARD {
-            if let Some((source, from, heard)) = answers::heard(&plain(value)) {
-                self.engine
+            match answers::heard(&plain(value)) {
+                Some((source, from, heard)) => self
+                    .engine
                     .borrow_mut()
-                    .handle_heard(now, &source, from, heard);
+                    .handle_heard(now, &source, from, heard),
+                None => self.engine.borrow_mut().drop_message(),
             }
         } else if tag == ONLINE {
             self.engine.borrow_mut().handle_online(now);
@@ -439,9 +448,12 @@ impl Executor {
                 let keys: js_sys::Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
                 self.store_call(op, "remove", &[keys.into()], Pending::Remove)
             }
-            Do::Aside { from, to } => {
-                self.store_call(op, "aside", &[from.into(), to.into()], Pending::Remove)
-            }
+            Do::Aside { from, to, reason } => self.store_call(
+                op,
+                "aside",
+                &[from.into(), to.into(), reason.into()],
+                Pending::Remove,
+            ),
             Do::Lock {
                 name,
                 wait_ms,
@@ -507,6 +519,12 @@ impl Executor {
                 }
             }
             Do::WhenOnline => self.wait(op, &when_online(), Pending::Online),
+            Do::Destroy => self.store_call(op, "destroy", &[], Pending::Remove),
+            Do::Close => {
+                // Signed out: the other calls end, and everything held is let go.
+                self.freed.set(true);
+                self.calls.borrow_mut().clear();
+            }
         }
     }
 
@@ -558,7 +576,13 @@ impl Executor {
     fn ask_caller(&self, op: OpId, ask: Ask) {
         let c = &self.callbacks.functions;
         match ask {
-            Ask::Headers => self.ask(op, &c.headers, &[], "headers()", Pending::Headers),
+            Ask::Headers(context) => self.ask(
+                op,
+                &c.headers,
+                &[&js_sys::JSON::parse(&context).unwrap_or(JsValue::NULL)],
+                "headers()",
+                Pending::Headers,
+            ),
             Ask::Confirm(question) => self.ask(
                 op,
                 &c.confirm,
@@ -690,6 +714,7 @@ impl Executor {
             Pending::Chunk {
                 reader,
                 mut decoder,
+                mut read,
             } => {
                 let done = safe_read::get(&value, "done")
                     .and_then(|d| d.as_bool())
@@ -699,14 +724,28 @@ impl Executor {
                         cut: decoder.finish().is_err(),
                     });
                 }
-                let text = safe_read::get(&value, "value").and_then(|v| v.as_string());
-                let cut = decoder.push_text(&text.unwrap_or_default()).is_err()
+                let text = safe_read::get(&value, "value")
+                    .and_then(|v| v.as_string())
+                    .unwrap_or_default();
+                read += text.len();
+                // Past maxAnswerBytes the stream is read no further: cut, its outcome unknown.
+                let limit = self.engine.borrow().config().max_answer_bytes as usize;
+                let cut = read > limit
+                    || decoder.push_text(&text).is_err()
                     || !self.elements(op, &mut decoder);
                 if cut {
                     let _ = reader.cancel();
                     return Some(Done::StreamEnded { cut: true });
                 }
-                self.wait(op, &reader.read(), Pending::Chunk { reader, decoder });
+                self.wait(
+                    op,
+                    &reader.read(),
+                    Pending::Chunk {
+                        reader,
+                        decoder,
+                        read,
+                    },
+                );
                 return None;
             }
             Pending::Headers => Done::Headers(if ok {
@@ -766,6 +805,7 @@ impl Executor {
                 Pending::Chunk {
                     reader,
                     decoder: Box::default(),
+                    read: 0,
                 },
             );
             return None;
@@ -776,7 +816,7 @@ impl Executor {
             crate::core::protocol::headers::retry_after_ms(headers.get("Retry-After").as_deref());
         self.wait(
             op,
-            &read_json_body(&raw),
+            &read_json_body(&raw, self.engine.borrow().config().max_answer_bytes),
             Pending::Body {
                 status,
                 error_code,

@@ -93,3 +93,22 @@ export function tooDeep(value, what, maxDepth) {
   }
   throw new RangeError(`${what} nests ${deepest} levels deep; the limit is ${maxDepth} (maxBodyDepth)`);
 }
+
+// A field of what the caller gave, read as its own: a value the object
+// holds itself, or its class's (an adapter's methods), never one inherited
+// from a built-in prototype: a script that set `Object.prototype.headers`
+// is never read as a caller's option, answer or adapter. The prototypes and
+// `hasOwnProperty` are those of this module's load.
+const builtin = new Set([Object, Function, Array, String, Number, Boolean, Symbol, BigInt].map((c) => c.prototype));
+const hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty);
+const protoOf = Object.getPrototypeOf;
+export function own(o, k) {
+  for (let p = o; p != null && !builtin.has(p); p = protoOf(p)) if (hasOwn(p, k)) return o[k];
+  return undefined;
+}
+
+// An array of strings, joined by line breaks (one string for the module to
+// split), or undefined for anything else.
+export function stringList(v) {
+  return Array.isArray(v) && v.every((s) => typeof s === "string") ? v.join("\n") : undefined;
+}

@@ -7,6 +7,14 @@
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
+#[wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = own)]
+    fn own_or_throw(value: &JsValue, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(catch, js_name = stringList)]
+    fn string_list_or_throw(value: &JsValue) -> Result<Option<String>, JsValue>;
+}
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
@@ -20,9 +28,16 @@ pub fn is_array(value: &JsValue) -> Option<bool> {
     is_array_or_throw(value).ok()
 }
 
-/// `value[key]` (`None`: the read threw).
+/// `value[key]` when `value` holds it, itself or by its class, never by a
+/// built-in prototype (`undefined` then: a polluted `Object.prototype` is
+/// not the caller's); `None`: the read threw.
 pub fn get(value: &JsValue, key: &str) -> Option<JsValue> {
-    js_sys::Reflect::get(value, &JsValue::from_str(key)).ok()
+    own_or_throw(value, key).ok()
+}
+
+/// An array of strings, joined by line breaks (`None`: anything else, or unreadable).
+pub fn string_list(value: &JsValue) -> Option<String> {
+    string_list_or_throw(value).ok().flatten()
 }
 
 /// The own enumerable string keys of an object (`None`: they cannot be listed).

@@ -4,6 +4,7 @@ import init, {
   WowClient, CommandError,
   type Command, type Outcome, type CommandResult, type IntentEvent, type IntentState,
   type HistoryStatus, type IntentTelemetryEvent, type RestartTelemetryEvent, type ConfirmBatchAnswer,
+  type HeadersContext, type SignOutReport, type IntentRecord,
 } from "../../pkg/index.js";
 import initConsumer, { IdempotentConsumer, EffectError, type EffectOutcome } from "../../pkg/consumer-web.js";
 import { kvAdapter, memoryAdapter, type KvNamespaceLike } from "../../pkg/adapters.js";
@@ -13,7 +14,7 @@ import { mountDevtools, diagnostics, type Diagnostics } from "../../pkg/devtools
 
 async function example(): Promise<void> {
   await init();
-  const client = await WowClient.connect({
+  const client = await WowClient.connect({ user: null,
     baseUrl: "https://gateway.example",
     storage: "indexedDB",
     namespace: "user-42",
@@ -63,10 +64,10 @@ async function example(): Promise<void> {
   await client.awaitDownstream(o.intentId, { stage: "PROJECTED", check: async (q) => q.version !== null });
   // @ts-expect-error: a call's options take a signal, not a timeout.
   await client.confirm(o.intentId, { timeoutMs: 5 });
-  await WowClient.connect({ baseUrl: "https://gateway.example", offline: "return", onEscalated: (x) => void x.reason });
+  await WowClient.connect({ user: null, baseUrl: "https://gateway.example", offline: "return", onEscalated: (x) => void x.reason });
   // @ts-expect-error: offline is "wait" or "return".
-  await WowClient.connect({ baseUrl: "https://gateway.example", offline: "queue" });
-  const drive = driveInBackground(async () => ({ baseUrl: "https://gateway.example", namespace: "user-42" }));
+  await WowClient.connect({ user: null, baseUrl: "https://gateway.example", offline: "queue" });
+  const drive = driveInBackground(async () => ({ baseUrl: "https://gateway.example", namespace: "user-42", user: "u-42" }));
   void drive;
   const woken: boolean = await requestBackgroundSync();
   void woken;
@@ -114,7 +115,7 @@ void subscribeExample;
 // Confirmation at scale: the probe's state, its telemetry beside the intents', a confirmer of many.
 async function history(): Promise<void> {
   const onlyIntents = (event: IntentTelemetryEvent): void => { void event.requestId; };
-  const client = await WowClient.connect({
+  const client = await WowClient.connect({ user: null,
     baseUrl: "https://gateway.example",
     onEvent: onlyIntents,
     confirmBatch: async (questions): Promise<ConfirmBatchAnswer[]> =>
@@ -125,7 +126,7 @@ async function history(): Promise<void> {
     const next: number | undefined = status.nextLookAt;
     void next;
   }
-  await WowClient.connect({
+  await WowClient.connect({ user: null,
     baseUrl: "https://gateway.example",
     onEvent: (event) => { void event.requestId; },
     onRestart: (event: RestartTelemetryEvent) => { const why: string = event.reason; void why; },
@@ -137,7 +138,7 @@ async function history(): Promise<void> {
     },
   });
   // @ts-expect-error an answer of confirmBatch names its intent
-  await WowClient.connect({ baseUrl: "x", confirmBatch: async () => [{ appended: true }] });
+  await WowClient.connect({ user: null, baseUrl: "x", confirmBatch: async () => [{ appended: true }] });
 }
 void history;
 
@@ -153,3 +154,25 @@ async function devtools(client: WowClient): Promise<void> {
   mountDevtools(client, { position: "middle" });
 }
 void devtools;
+
+// Users: each client acts for one; sign-out parks or purges, adopt takes over what had none.
+async function users(): Promise<void> {
+  const client = await WowClient.connect({
+    baseUrl: "https://gateway.example",
+    user: "u-42",
+    secretHeaders: ["X-Api-Key"],
+    maxAnswerBytes: 1 << 20,
+    headers: (context: HeadersContext) => ({ Authorization: `Bearer ${context.user}:${context.purpose}:${context.intentIds.length}` }),
+  });
+  const adopted: number = await client.adopt();
+  const cleared: SignOutReport = await client.clear();
+  const unresolved: IntentRecord[] = cleared.unresolved;
+  const report: SignOutReport = await client.signOut({ purge: true });
+  const dropped: number = client.history.droppedMessages;
+  void adopted; void unresolved; void report; void dropped;
+  // @ts-expect-error: user is required (null for an app without sign-in).
+  await WowClient.connect({ baseUrl: "https://gateway.example" });
+  // @ts-expect-error: purge is a boolean.
+  await client.signOut({ purge: "yes" });
+}
+void users;

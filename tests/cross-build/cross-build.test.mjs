@@ -40,7 +40,7 @@ async function tab(context, build, ns) {
   await page.evaluate(async ([build, ns]) => {
     const { default: init, WowClient } = await import(`/${build}/index.js`);
     await init();
-    window.client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns,
+    window.client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns,
       timeoutMs: 3_000, retry: { baseMs: 50 } });
     window.events = [];
     window.client.subscribe((e) => window.events.push(e));
@@ -163,6 +163,6 @@ test("the other way round: the old build leaves the new one's alone and never se
   const report = await older.evaluate(() => window.client.resume());
   assert.deepEqual(report.driven, [], "the older build resumes nothing of the new one's");
   const { record } = await resumedUntilSettled(await tab(context, "new", ns), late);
-  assert.equal(record.schemaVersion, 3);
+  assert.equal(record.schemaVersion, 4);
   await context.close();
 });

@@ -99,7 +99,7 @@ test("a page killed in the middle of a burst leaves every intent the gateway rec
   await page.evaluate(async ([ns, accounts]) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    const client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 30_000 });
+    const client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 30_000 });
     window.burst = Promise.allSettled(Array.from({ length: 300 }, (_, i) => client.send({
       aggregate: { resource: "account", id: accounts[i % accounts.length] }, action: "lock_amount", body: { amount: 1 } })));
   }, [ns, accounts]);
@@ -124,7 +124,7 @@ test("a page killed in the middle of a burst leaves every intent the gateway rec
   const after = await again.evaluate(async (ns) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    const client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 30_000 });
+    const client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns, timeoutMs: 30_000 });
     const before = (await client.intents()).map((i) => i.requestId);
     await client.resume();
     const settled = await client.intents();

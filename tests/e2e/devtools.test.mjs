@@ -39,7 +39,7 @@ async function mountPanel({ ns }) {
   const { default: init, WowClient } = await import("/pkg/index.js");
   const { mountDevtools } = await import("/pkg/devtools.js");
   await init();
-  const client = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
+  const client = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
   const { element } = mountDevtools(client, { open: true, remember: false });
   window.panel = element;
   window.seen = {};
@@ -68,7 +68,7 @@ function rows() {
 async function sender({ ns, account, scoped, held }) {
   const { default: init, WowClient } = await import("/pkg/index.js");
   await init();
-  const client = (window.client ??= await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } }));
+  const client = (window.client ??= await WowClient.connect({ user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } }));
   const command = (id, note) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1, note } });
   const ids = {};
   if (scoped) {

@@ -8,7 +8,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount as createAccountOn, startGateway } from "../support/gateway.mjs";
-import { engines, launch, ready } from "../support/engines.mjs";
+import { demoSendingTo, engines, launch, ready } from "../support/engines.mjs";
 
 let gateway;
 before(async () => { gateway = await startGateway({ www: true, quiet: true }); });
@@ -27,7 +27,7 @@ async function open(page, ns, storage = "indexedDB", setup = () => {}) {
   await page.evaluate(async ({ ns, storage }) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    window.client = await WowClient.connect({ baseUrl: location.origin, storage, namespace: ns,
+    window.client = await WowClient.connect({ user: null, baseUrl: location.origin, storage, namespace: ns,
       timeoutMs: 4_000, retry: { baseMs: 50 } });
     window.lock = (id, extra = {}) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 }, ...extra });
     window.errorOf = (e) => ({ name: e.name, code: e.code, outcome: e.outcome, appended: e.appended, intentId: e.intentId, requestId: e.requestId });
@@ -189,20 +189,7 @@ const cases = {
     await rule(id, "delay", { delayMs: 1_500 });
     const ns = unique("sw");
     const context = await browser.newContext();
-    const first = await context.newPage();
-    await first.goto(`${gateway.base}/?ns=${ns}&noresume`);
-    const active = await first.waitFor(async () => document.body.dataset.ready === "true"
-      && !!(await navigator.serviceWorker.getRegistration())?.active, null, 20_000);
-    assert.ok(active, "the demo registered its Service Worker");
-    const sent = await first.evaluate(async (id) => {
-      const c = window.demo.client;
-      void c.send({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } }).catch(() => {});
-      for (;;) {
-        const [r] = await c.intents();
-        if (r && r.state === "sending") return { intentId: r.intentId, requestId: r.requestId };
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    }, id);
+    const { page: first, sent } = await demoSendingTo(context, `${gateway.base}/?ns=${ns}&noresume`, id);
     const later = await context.newPage(); // opened first: a MiniBrowser ends with its last window
     await first.close();
     await later.goto(`${gateway.base}/?ns=${ns}&noresume`);

@@ -24,7 +24,7 @@ async function scenario({ ns, held }) {
   // Each request's signal, to see that letting go aborts it.
   const signals = [], fetch0 = window.fetch;
   window.fetch = (url, init) => { signals.push(init?.signal); return fetch0(url, init); };
-  const a = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
+  const a = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
   const ids = {}, ended = {};
   const at = () => performance.now();
   a.sendAndWait(command("waited"), { onIntent: (id) => { ids.waited = id; } })
@@ -54,7 +54,7 @@ async function scenario({ ns, held }) {
   let refused = null;
   try { a.send(command("after")); } catch (e) { refused = String(e.message); }
   // A second client of the same journal finishes what the freed one left.
-  const b = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
+  const b = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 } });
   const report = await b.resume();
   let records = [];
   for (let i = 0; i < 300; i++) {
@@ -119,7 +119,7 @@ test("node: a client collected while its call waits lets that call end as it wou
   const held = await createAccount(gateway.base, "collected");
   await gateway.faults("POST", { rules: [{ match: { aggregateId: held }, fault: "delay", delayMs: 1_000, times: 1 }] });
   try {
-    let client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: `collected-${Math.random().toString(36).slice(2, 10)}` });
+    let client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", namespace: `collected-${Math.random().toString(36).slice(2, 10)}` });
     const ref = new WeakRef(client);
     const pending = client.sendAndWait({ aggregate: { resource: "account", id: held }, action: "lock_amount", body: { amount: 1, note: "collected" } });
     client = null;

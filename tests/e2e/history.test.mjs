@@ -28,7 +28,7 @@ async function tab(context, ns) {
     await init();
     window.told = [];
     window.escalations = 0;
-    window.client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns,
+    window.client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns,
       timeoutMs: 4_000, retry: { baseMs: 50 }, onHistory: (e) => { window.told.push(e); },
       onEscalated: () => { window.escalations++; } });
   }, ns);

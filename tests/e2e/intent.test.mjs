@@ -38,7 +38,7 @@ async function openClient(context, ns, extra = "{}") {
       }
       return (await window.client.intents()).find((i) => i.intentId === intentId) ?? null;
     };
-    window.client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns,
+    window.client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns,
       timeoutMs: 10_000, ...(0, eval)(`(${extra})`) });
   }, [ns, extra]);
   return page;

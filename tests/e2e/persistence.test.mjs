@@ -1,4 +1,4 @@
-// `connect({ persistStorage: true })` settles promptly whatever a permission
+// `connect({ user: null, persistStorage: true })` settles promptly whatever a permission
 // prompt does, in Chromium, Firefox and WebKit against the gateway: Firefox
 // answers `navigator.storage.persist()` only when the user answers its prompt,
 // which nobody does here. The answer is reported on `client.persistence`, and
@@ -25,7 +25,7 @@ async function connectAndSend(page, { stub }) {
     }
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    const client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB",
+    const client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB",
       namespace: `persist-${Math.random().toString(36).slice(2)}`, persistStorage: true, timeoutMs: 10_000 });
     // Connect settled, while the prompt it asked for (stubbed: never answered) has no answer.
     const askedBeforeConnectSettled = window.persistAsked === true;

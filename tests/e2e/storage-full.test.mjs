@@ -20,7 +20,7 @@ async function openPage(context, storage) {
   await page.evaluate(async (storage) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    window.client = await WowClient.connect({ baseUrl: location.origin, storage, namespace: "full", timeoutMs: 10_000 });
+    window.client = await WowClient.connect({ user: null, baseUrl: location.origin, storage, namespace: "full", timeoutMs: 10_000 });
     /** Fills localStorage with the app's own keys until `freeChars` are left (within a few chars). */
     window.fillLocalStorage = (freeChars) => {
       localStorage.setItem("app/reserve", "r".repeat(freeChars));

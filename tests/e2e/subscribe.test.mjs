@@ -19,7 +19,7 @@ async function tab(context, ns, filter = null) {
   await page.evaluate(async ([ns, filter]) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
-    window.client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: ns,
+    window.client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: ns,
       timeoutMs: 3_000, retry: { baseMs: 50 } });
     window.events = [];
     window.stop = window.client.subscribe((e) => window.events.push(e), filter ?? undefined);

@@ -40,7 +40,7 @@ async function scenario({ ns, bad, good }) {
     return now.call(Date);
   };
   const restarts = [];
-  const client = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 },
+  const client = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 8_000, retry: { baseMs: 50 },
     onRestart: (e) => { restarts.push(e); } });
   let ended;
   client.send(command(bad)).then((o) => { ended = { status: o.status, code: o.error?.errorCode ?? null }; });

@@ -153,7 +153,7 @@ for (const engine of engines) {
         const { default: init, WowClient } = await import("/pkg/index.js");
         await init();
         window.restarts = [];
-        window.client = await WowClient.connect({ baseUrl: location.origin, namespace: ns, timeoutMs: 8_000,
+        window.client = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 8_000,
           retry: { baseMs: 50 }, onRestart: (e) => { window.restarts.push(e); } });
       }, unique("trap"));
       // Started in the page and watched from here: WebKit's driver runs one script at a time.
@@ -188,7 +188,7 @@ test("node: a trap at the stack's edge; the memory journal and the client go on"
     setup(String(edgeRound));
     const { WowClient } = await import(`${root}/pkg/node.js`);
     const restarts = [];
-    const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("trap"),
+    const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", namespace: unique("trap"),
       timeoutMs: 8_000, retry: { baseMs: 50 }, onRestart: (e) => { restarts.push(e); } });
     const r = await self.scenario(client, restarts, held, other);
     if (process.env.TRAP_DEBUG) console.log(JSON.stringify(r));
@@ -209,7 +209,7 @@ test("node: a caller that stays at the edge: restarts are bounded, calls say why
   const script = `
     const { WowClient } = await import(${JSON.stringify(`${root}/pkg/node.js`)});
     const { edgeRound } = await import(${JSON.stringify(`${root}/tests/support/edge.mjs`)});
-    const client = await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: "edge" });
+    const client = await WowClient.connect({ user: null, baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: "edge" });
     const command = { aggregate: { resource: "account", id: "a" }, action: "lock_amount", body: { amount: 1 } };
     const call = () => { client.send(command).catch(() => {}); return 0; };
     for (let i = 0; i < 90; i++) { edgeRound(call, i); await null; }
@@ -237,7 +237,7 @@ test("node: a client freed, or dropped without free(), is not kept for a restart
   const { WowClient } = await import(`${root}/pkg/node.js`);
   const tick = () => new Promise((r) => setTimeout(r, 10));
   for (const mode of ["free", "drop"]) {
-    let options = { baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: unique("kept") };
+    let options = { user: null, baseUrl: "http://127.0.0.1:9", storage: "memory", namespace: unique("kept") };
     let client = await WowClient.connect(options);
     await client.intents();
     const refs = [new WeakRef(options), new WeakRef(client)];

@@ -3,7 +3,7 @@
 // (edge-runtime-guest.mjs): `mode` is send, resume, probe or intents; each
 // result goes to `print`.
 export async function clientMode(WowClient, { mode, storage, namespace, baseUrl, arg, print }) {
-  const client = await WowClient.connect({ baseUrl, storage, namespace, timeoutMs: 15_000 });
+  const client = await WowClient.connect({ user: null, baseUrl, storage, namespace, timeoutMs: 15_000 });
   if (mode === "send") {
     const commands = JSON.parse(arg);
     for (const outcome of await Promise.all(commands.map((c) => client.send(c)))) print(outcome);

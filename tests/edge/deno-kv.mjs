@@ -35,7 +35,7 @@ if (mode === "contract") {
   print(seen);
 } else if (mode === "client") {
   const [baseUrl, id] = rest;
-  const client = await WowClient.connect({ baseUrl, storage: adapter, namespace: "deno-kv" });
+  const client = await WowClient.connect({ user: null, baseUrl, storage: adapter, namespace: "deno-kv" });
   const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
     create: true, body: { name: id, balance: 1 } });
   const listed = (await client.intents()).filter((r) => r.aggregate.aggregateId === id).map((r) => r.state);

@@ -47,7 +47,7 @@ function start(args, until) {
 }
 
 async function createAccount(id) {
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory" });
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory" });
   await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true,
     body: { name: id, balance: 100 } });
 }
@@ -222,7 +222,7 @@ test("bad input is refused with typed errors", async () => {
 });
 
 test("onIntent: told the intent's id once, after its record is written and before anything is sent", async () => {
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("on-intent") });
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", namespace: unique("on-intent") });
   const id = unique("acct");
   const create = { aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } };
   const told = [];
@@ -248,7 +248,7 @@ test("onIntent: told the intent's id once, after its record is written and befor
 
 test("a confirm callback gets a plain question with the documented keys, and its answer settles the intent", async () => {
   const questions = [];
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("confirm-cb"), timeoutMs: 2_000,
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", namespace: unique("confirm-cb"), timeoutMs: 2_000,
     confirm: async (q) => { questions.push(q); return { appended: (await gateway.stored("account", q.aggregateId, q.requestId)) > 0 }; } });
   const id = unique("acct");
   await gateway.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
@@ -258,15 +258,15 @@ test("a confirm callback gets a plain question with the documented keys, and its
   assert.ok(questions.length >= 1);
   const [q] = questions;
   assert.equal(Object.getPrototypeOf(q), Object.prototype);
-  assert.deepEqual(Object.keys(q).sort(), ["aggregateId", "needFacts", "requestId", "resource"]);
-  assert.deepEqual({ ...q, needFacts: typeof q.needFacts }, { aggregateId: id, requestId: outcome.requestId, resource: "account", needFacts: "boolean" });
+  assert.deepEqual(Object.keys(q).sort(), ["aggregateId", "needFacts", "requestId", "resource", "user"]);
+  assert.deepEqual({ ...q, needFacts: typeof q.needFacts }, { aggregateId: id, requestId: outcome.requestId, resource: "account", needFacts: "boolean", user: null });
   client.free();
 });
 
 test("confirmBatch is asked about lost answers together, each answer matched by both ids; an intent it leaves out is not answered", async () => {
   const batches = [];
   const ids = [unique("acct"), unique("acct"), unique("acct"), unique("left")];
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("confirm-batch"), timeoutMs: 2_000,
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", namespace: unique("confirm-batch"), timeoutMs: 2_000,
     retry: { maxConfirms: 2 },
     confirmBatch: async (questions) => {
       batches.push(questions);
@@ -293,14 +293,14 @@ test("confirmBatch is asked about lost answers together, each answer matched by 
   assert.ok(batches.some((b) => b.length > 1), `asked together: ${batches.map((b) => b.length)}`);
   assert.ok(batches.length < ids.length + 2, `${batches.length} calls for ${ids.length} intents`);
   const [q] = batches[0];
-  assert.deepEqual(Object.keys(q).sort(), ["aggregateId", "needFacts", "requestId", "resource"]);
+  assert.deepEqual(Object.keys(q).sort(), ["aggregateId", "needFacts", "requestId", "resource", "user"]);
   for (const [i, id] of ids.entries()) assert.equal(await gateway.stored("account", id, outcomes[i].requestId), 1);
   client.free();
 });
 
 test("telemetry: lifecycle events for a lost answer and a retried send, one trace per intent, a new span per attempt; a throwing or slow listener changes nothing", async () => {
   const events = [];
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", namespace: unique("telemetry"), timeoutMs: 3_000,
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", namespace: unique("telemetry"), timeoutMs: 3_000,
     retry: { baseMs: 20, maxMs: 40 }, traceContext: true,
     onEvent: (e) => {
       events.push(e);
@@ -389,7 +389,7 @@ test("Node resolves the package by name to its node entry, which needs no init",
   `);
   const named = await import(pathToFileURL(join(app, "app.mjs")));
   assert.match(named.entry, /\/node\.js$/);
-  const client = await named.WowClient.connect({ baseUrl: gateway.base, storage: named.fileAdapter(join(app, "journal")) });
+  const client = await named.WowClient.connect({ user: null, baseUrl: gateway.base, storage: named.fileAdapter(join(app, "journal")) });
   const id = unique("named");
   const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
     create: true, body: { name: id, balance: 1 } });
@@ -401,7 +401,7 @@ test("a journal that refuses writes: the command is never sent, and the error sa
   await createAccount(account);
   const refusing = { ...memoryAdapter(),
     compareAndSet() { throw Object.assign(new Error("disk full"), { name: "QuotaExceededError" }); } };
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: refusing });
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: refusing });
   const error = await client.sendAndWait({ aggregate: { resource: "account", id: account }, action: "lock_amount",
     body: { amount: 1 } }).catch((e) => e);
   assert.equal(error.code, "StorageUnavailable");
@@ -416,7 +416,7 @@ test("an escalated intent asked again later does not keep a Node.js process aliv
   // still exit as soon as its own work is done.
   const source = `
     import { WowClient } from ${JSON.stringify(pathToFileURL(join(root, "pkg/node.js")).href)};
-    const client = await WowClient.connect({ baseUrl: ${JSON.stringify(gateway.base)}, storage: "memory", timeoutMs: 2000,
+    const client = await WowClient.connect({ user: null, baseUrl: ${JSON.stringify(gateway.base)}, storage: "memory", timeoutMs: 2000,
       retry: { maxConfirms: 1 }, confirm: () => { console.log("confirm"); throw new Error("no history here"); } });
     await fetch(${JSON.stringify(gateway.base)} + "/__gateway/faults", { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ rules: [{ match: { aggregateId: "idle-exit" }, fault: "drop_response_after_append", times: 1 }] }) });
@@ -439,8 +439,8 @@ test("an escalated intent asked again later does not keep a Node.js process aliv
 test("client.subscribe in Node.js: another client's intents, filtered, a throwing listener ignored, stopped on demand", async () => {
   const ns = unique("subscribe");
   const map = new Map();
-  const sender = await WowClient.connect({ baseUrl: gateway.base, storage: memoryAdapter(map), namespace: ns });
-  const watcher = await WowClient.connect({ baseUrl: gateway.base, storage: memoryAdapter(map), namespace: ns });
+  const sender = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: memoryAdapter(map), namespace: ns });
+  const watcher = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: memoryAdapter(map), namespace: ns });
   const all = [], settled = [], keyed = [];
   const stops = [
     watcher.subscribe((e) => all.push(e)),
@@ -477,7 +477,7 @@ test("client.subscribe in Node.js: another client's intents, filtered, a throwin
 
 test("free() twice, or a dispose after it, does nothing, and a detached method says so: the module does not stop, other clients go on", async () => {
   const restarts = [];
-  const options = { baseUrl: gateway.base, storage: "memory", namespace: unique("free-twice"), onRestart: (e) => restarts.push(e.reason) };
+  const options = { user: null, baseUrl: gateway.base, storage: "memory", namespace: unique("free-twice"), onRestart: (e) => restarts.push(e.reason) };
   const other = await WowClient.connect(options);
   const client = await WowClient.connect(options);
   client.free();

@@ -8,7 +8,7 @@ import { WowClient } from "../../pkg/node.js";
 
 const [baseUrl, id] = process.argv.slice(2);
 const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
-const client = await WowClient.connect({ baseUrl, storage: "memory" });
+const client = await WowClient.connect({ user: null, baseUrl, storage: "memory" });
 try {
   const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
     create: true, body: { name: id, balance: 1 } });

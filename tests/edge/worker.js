@@ -39,7 +39,7 @@ export default {
         });
         return json(outcome);
       }
-      const client = await WowClient.connect({ baseUrl: env.GATEWAY, storage, namespace, timeoutMs: 15_000 });
+      const client = await WowClient.connect({ user: null, baseUrl: env.GATEWAY, storage, namespace, timeoutMs: 15_000 });
       switch (url.pathname) {
         case "/send":
           return json(await Promise.all((await request.json()).map((c) => client.send(c))));

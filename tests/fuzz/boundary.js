@@ -130,7 +130,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
   const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
   const command = (id = unique("fz")) => ({
     aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 10 } });
-  const options = { baseUrl: base, storage, namespace: unique("fuzz"), timeoutMs: 3_000, callbackTimeoutMs: 100,
+  const options = { user: null, baseUrl: base, storage, namespace: unique("fuzz"), timeoutMs: 3_000, callbackTimeoutMs: 100,
     retry: { maxAttempts: 2, baseMs: 5, maxMs: 20, maxConfirms: 2 } };
   const client = await WowClient.connect(options);
   const consumer = await IdempotentConsumer.open({ storage: "memory", leaseMs: 1_000, effectTimeoutMs: 100,
@@ -229,7 +229,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
           if (c.drop) await fetch(`${base}/__gateway/faults`, { method: "POST", headers: { "Content-Type": "application/json" },
             body: JSON.stringify({ rules: [{ match: { aggregateId: good.aggregate.id }, fault: "drop_response_after_append", times: 1 }] }) });
           const good2 = c.kind === "headers" ? () => ({ "X-Fuzz": "1" }) : () => ({ appended: false });
-          const other = await WowClient.connect({ ...options, [c.kind]: c.callback.make(good2) });
+          const other = await WowClient.connect({ user: null, ...options, [c.kind]: c.callback.make(good2) });
           return check(`${c.kind} callback ${c.callback.how}`, () => other.sendAndWait(good), CommandError);
         }
         case "adapter": {
@@ -242,7 +242,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
             return;
           }
           const r = await check(`adapter.${c.op} ${c.callback.how}`,
-            () => WowClient.connect({ ...options, storage: adapter, namespace: unique("ad") }), CONNECT);
+            () => WowClient.connect({ user: null, ...options, storage: adapter, namespace: unique("ad") }), CONNECT);
           if (r.value) await check(`adapter.${c.op} ${c.callback.how} → sendAndWait`, () => r.value.sendAndWait(good), CommandError);
           return;
         }
@@ -255,7 +255,7 @@ export async function fuzzBoundary({ sdk, fc, base, runs = 200, seed = 1, storag
         case "prune()": return check(c.kind, () => client.prune(c.value), CommandError);
         case "clear()": {
           // On a client of its own namespace, so the shared journal's checks still mean something.
-          const other = await WowClient.connect({ ...options, namespace: unique("clear") });
+          const other = await WowClient.connect({ user: null, ...options, namespace: unique("clear") });
           await check("clear() → send", () => other.send(command()), CommandError);
           return check(c.kind, () => other.clear(c.value), CommandError);
         }

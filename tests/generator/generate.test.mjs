@@ -97,7 +97,7 @@ test("the gateway's own document: generated cart and sales-order commands throug
   assert.match(example, /export type ErrorCode = WowErrorCode \| ClientErrorCode \| "OrderPayDuplicated";/);
 
   const { WowClient, CommandError } = await import(join(root, "pkg/node.js"));
-  const client = await WowClient.connect({ baseUrl: gateway.base, storage: "memory", timeoutMs: 5000 });
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory", timeoutMs: 5000 });
   const owner = `owner-${Date.now()}`;
   // Allow-create on an aggregate whose id is its owner's: no create flag, the owner id is the id.
   const added = cart.addCartItem({ ownerId: owner }, { productId: "p-1", quantity: 2 }, { intentKey: `${owner}/add` });

@@ -34,7 +34,7 @@ const failure = (e) => ({ error: e?.code ?? String(e) });
 export async function deriveIds({ WowClient }, ids) {
   const out = [];
   for (const { namespace, intentKey } of ids) {
-    const c = await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage: "memory", namespace, offline: "return" });
+    const c = await WowClient.connect({ user: null, baseUrl: "http://127.0.0.1:9", storage: "memory", namespace, offline: "return" });
     try {
       const outcome = await offline(() => c.send({ aggregate: { resource: "account" }, action: "create_account", create: true,
         body: {}, intentKey }));
@@ -51,7 +51,7 @@ export async function deriveIds({ WowClient }, ids) {
 
 /** The fingerprints the build gives fingerprints.json's commands under their keys. */
 export async function fingerprints({ WowClient }, { namespace, cases }) {
-  const c = await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage: "memory", namespace, offline: "return" });
+  const c = await WowClient.connect({ user: null, baseUrl: "http://127.0.0.1:9", storage: "memory", namespace, offline: "return" });
   const out = [];
   for (const { command, body, intentKey } of cases) {
     try {
@@ -75,9 +75,11 @@ export async function readStore({ WowClient, IdempotentConsumer }, fixture, base
   const storage = adapter ?? fixture.store.kind;
   const seen = {};
   // Nothing it does may reach a gateway: replays of settled intents and refusals.
-  const offlineClient = await WowClient.connect({ baseUrl: "http://127.0.0.1:9", storage, namespace, resume: false,
+  // The user the fixture's intents were made under: none before schema 4.
+  const user = fixture.store.user ?? null;
+  const offlineClient = await WowClient.connect({ user, baseUrl: "http://127.0.0.1:9", storage, namespace, resume: false,
     timeoutMs: 2_000, retry: { maxAttempts: 1, maxConfirms: 1, baseMs: 10 } });
-  const client = await WowClient.connect({ baseUrl: base, storage, namespace, resume: false, timeoutMs: 10_000,
+  const client = await WowClient.connect({ user, baseUrl: base, storage, namespace, resume: false, timeoutMs: 10_000,
     retry: { baseMs: 20 } });
 
   seen.listed = await client.intents();

@@ -46,13 +46,16 @@ async function inState(client, intentId, state) {
   throw new Error(`intent ${intentId} never reached ${state}`);
 }
 
+/** Who the intents are written for (a build before users wrote them for nobody: `user` null when read). */
+const USER = "golden-user";
+
 /** Writes the intents and effects of one store kind; resolves to `{ cases, effects, damaged, dump }`. */
 export async function writeStore({ kind, namespace }) {
   const { WowClient, IdempotentConsumer } = await pkg();
   const { mapAdapter } = await import("./stores.mjs");
   const adapter = kind === "adapter" ? mapAdapter() : undefined;
   const storage = adapter ?? kind;
-  const connect = (extra = {}) => WowClient.connect({ baseUrl: base, storage, namespace, timeoutMs: 5_000,
+  const connect = (extra = {}) => WowClient.connect({ user: USER, baseUrl: base, storage, namespace, timeoutMs: 5_000,
     retry: { baseMs: 20, maxConfirms: 1 }, ...extra });
   const id = (name) => `${namespace}-${name}`;
   const client = await connect();
@@ -196,7 +199,8 @@ export async function writeStore({ kind, namespace }) {
     : { ...(await consumer.find("effect-done")), identity: "damaged-effect", state: "maybe" }, "quarantined");
 
   const stored = await dump(kind, namespace, adapter);
-  return { cases, effects, damaged, store: stored };
+  // The user the intents were made under (schema 4 on): a later build reads them as that user.
+  return { cases, effects, damaged, store: { ...stored, user: USER } };
 }
 
 /** A schema version no build has written yet: a record from a newer build. */
@@ -207,7 +211,7 @@ export async function deriveIds() {
   const { WowClient } = await pkg();
   const ids = [];
   for (const [namespace, intentKey] of requestIdInputs) {
-    const c = await WowClient.connect({ baseUrl: base, storage: "memory", namespace, offline: "return" });
+    const c = await WowClient.connect({ user: null, baseUrl: base, storage: "memory", namespace, offline: "return" });
     const outcome = await offline(() => c.send({ aggregate: { resource: "account" }, action: "create_account", create: true,
       body: {}, intentKey }));
     const [r] = await c.intents();
@@ -220,7 +224,7 @@ export async function deriveIds() {
 /** The fingerprints of cases.mjs's bodies under their keys, with what the record stored of the command. */
 export async function fingerprints(namespace) {
   const { WowClient } = await pkg();
-  const c = await WowClient.connect({ baseUrl: base, storage: "memory", namespace, offline: "return" });
+  const c = await WowClient.connect({ user: null, baseUrl: base, storage: "memory", namespace, offline: "return" });
   const out = [];
   for (const [name, command, body] of fingerprintInputs) {
     const outcome = await offline(() => c.send({ ...command, body: JSON.parse(body), intentKey: name }));

@@ -46,7 +46,7 @@ test("the tarball carries the README, the licence, the types, the bin, and nothi
 test("an installed project uses it in Node.js", () => {
   writeFileSync(join(project, "send.mjs"), `
 import { WowClient, CommandError } from "wow-command-client";
-const client = await WowClient.connect({ baseUrl: process.argv[2], storage: "memory" });
+const client = await WowClient.connect({ user: null, baseUrl: process.argv[2], storage: "memory" });
 const id = "packed-" + Date.now();
 const r = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
   create: true, body: { name: "packed", balance: 5 } });
@@ -63,7 +63,7 @@ test("an installed project bundles it for the browser and sends from Chromium", 
   writeFileSync(join(project, "web/main.js"), `
 import init, { WowClient } from "wow-command-client";
 await init();
-const client = await WowClient.connect({ baseUrl: location.origin, storage: "indexedDB", namespace: "packed" });
+const client = await WowClient.connect({ user: null, baseUrl: location.origin, storage: "indexedDB", namespace: "packed" });
 const id = "packed-web-" + Date.now();
 try {
   const r = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",

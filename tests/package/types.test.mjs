@@ -34,7 +34,7 @@ import { requestBackgroundSync, SYNC_TAG } from "wow-command-client/service-work
 
 export async function main(): Promise<CommandResult | Outcome> {
   await init();
-  const client = await WowClient.connect({ baseUrl: "https://gateway.example", storage: memoryAdapter(),
+  const client = await WowClient.connect({ user: null, baseUrl: "https://gateway.example", storage: memoryAdapter(),
     persistStorage: true, headers: async () => ({ Authorization: "Bearer x" }) });
   const kept: boolean | null = await client.persistence;
   void kept;
@@ -79,7 +79,7 @@ export const app = createElement(WowProvider, { options: { baseUrl: "https://gat
   writeFileSync(join(project, "using.ts"), `
 import { WowClient } from "wow-command-client";
 export async function scoped(): Promise<string> {
-  using client = await WowClient.connect({ baseUrl: "https://gateway.example", storage: "memory" });
+  using client = await WowClient.connect({ user: null, baseUrl: "https://gateway.example", storage: "memory" });
   return client.namespace;
 }
 `);

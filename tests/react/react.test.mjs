@@ -214,6 +214,37 @@ test("a scope: the second command shows queued until the first is done, a third 
   await context.close();
 });
 
+test("a user who signs in after another: the provider connects again as them, and the hooks show only their intents", async () => {
+  const context = await browser.newContext();
+  const owner = unique("react-users");
+  const page = await open(context, `owner=${owner}&user=alice&next=bob`);
+  await page.click("#add");
+  await reaches(page, "#sender", "succeeded");
+  const alices = await data(page, "#sender", "intent");
+  await listedSucceeded(page, alices);
+  // Bob signs in on the same page: a new client, Alice's intent no longer listed.
+  await page.click("#sign-in-as");
+  await page.waitForFunction((id) => {
+    const outbox = document.querySelector("#outbox");
+    return document.querySelector("#ready")?.dataset.ready === "yes"
+      && !JSON.parse(outbox.dataset.records).some((r) => r.intentId === id);
+  }, alices, { timeout: 20_000 });
+  await page.click("#add");
+  await page.waitForFunction((id) => {
+    const sender = document.querySelector("#sender");
+    return sender.dataset.state === "succeeded" && sender.dataset.intent !== id;
+  }, alices, { timeout: 20_000 });
+  const bobs = await data(page, "#sender", "intent");
+  await listedSucceeded(page, bobs);
+  const listed = JSON.parse(await data(page, "#outbox", "records")).map((r) => r.intentId);
+  assert.deepEqual(listed, [bobs], "only Bob's intent is listed for Bob");
+  // Alice's tab, still open, lists hers and not Bob's.
+  const alicePage = await open(context, `owner=${owner}&user=alice`);
+  await listedSucceeded(alicePage, alices);
+  assert.deepEqual(JSON.parse(await data(alicePage, "#outbox", "records")).map((r) => r.intentId), [alices]);
+  await context.close();
+});
+
 test("server rendering: the entry imports and renders in Node.js without a window, nothing connects", async () => {
   const { createElement: h } = await import("react");
   const { renderToString } = await import("react-dom/server");

@@ -265,3 +265,27 @@ async function webkit() {
     },
   });
 }
+
+/**
+ * Opens the demo at `url` (in `context`) until its Service Worker is active,
+ * then sends a lock on account `id` from it and answers once the intent is
+ * `sending` (the gateway holds it: a delay the test set), with its ids and
+ * the page, which the test closes to leave the intent mid-flight.
+ */
+export async function demoSendingTo(context, url, id) {
+  const page = await context.newPage();
+  await page.goto(url);
+  const active = await page.waitFor(async () => document.body.dataset.ready === "true"
+    && !!(await navigator.serviceWorker.getRegistration())?.active, null, 20_000);
+  if (!active) throw new Error("the demo did not register its Service Worker");
+  const sent = await page.evaluate(async (id) => {
+    const c = window.demo.client;
+    void c.send({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 } }).catch(() => {});
+    for (;;) {
+      const [r] = await c.intents();
+      if (r && r.state === "sending") return { intentId: r.intentId, requestId: r.requestId };
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }, id);
+  return { page, sent };
+}

@@ -79,7 +79,7 @@ pub async fn settle(promise: js_sys::Promise) -> Result<JsValue, JsValue> {
 
 pub async fn client_over(extra: Value, storage: JsValue) -> WowClient {
     let mut options = json!({
-        "baseUrl": base(), "storage": "memory", "namespace": unique("ns"),
+        "baseUrl": base(), "user": null, "storage": "memory", "namespace": unique("ns"),
         "timeoutMs": 2000, "retry": {"baseMs": 50, "maxMs": 200}
     });
     for (k, v) in extra.as_object().unwrap() {

@@ -96,6 +96,8 @@ const APP_GLOBALS = `Object.assign(globalThis, {
   token: async () => "a-token",
   signedInUser: async () => "vite-sw",
   workerToken: async () => "a-worker-token",
+  // The README's first example signs in as "user-42"; the guides go on as the same person.
+  user: { id: "user-42" },
 });
 `;
 
@@ -279,12 +281,12 @@ test("in Chromium: the README's worker, built by Vite, finishes the intent a clo
   await page.goto(`${gateway.base}/`);
   assert.ok(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => !!r.active)), "the README's page block registered the worker");
   const sent = await closeTabMidFlight(gateway, page, id,
-    "window.wow.WowClient.connect({ baseUrl: location.origin, namespace: 'vite-sw' })");
+    "window.wow.WowClient.connect({ user: 'vite-sw', baseUrl: location.origin, namespace: 'shop' })");
   // The next page of the app calls requestBackgroundSync() (the README's page block): the worker drives.
   const later = await context.newPage();
   await later.goto(`${gateway.base}/`);
   const seen = await later.evaluate(async (intentId) => {
-    const c = await window.wow.WowClient.connect({ baseUrl: location.origin, namespace: "vite-sw" });
+    const c = await window.wow.WowClient.connect({ user: "vite-sw", baseUrl: location.origin, namespace: "shop" });
     for (let i = 0; i < 600; i++) {
       const rec = await c.intent(intentId);
       if (rec?.state === "succeeded") return { state: rec.state, attempts: rec.attempts.length };
@@ -309,7 +311,7 @@ test("in Chromium: every other block of the README and the guides runs against t
     // account its `command` locks, buttons, a read model that reads history,
     // a mail API that remembers what it sent.
     await page.evaluate(async () => {
-      const client = await window.wow.WowClient.connect({ baseUrl: location.origin, namespace: "guides" });
+      const client = await window.wow.WowClient.connect({ user: null, baseUrl: location.origin, namespace: "guides" });
       const id = `guide-${crypto.randomUUID()}`;
       await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account", create: true,
         body: { name: id, balance: 100 } });
@@ -321,7 +323,7 @@ test("in Chromium: every other block of the README and the guides runs against t
         badge: element("output", ""), cancelButton: element("button", "cancel"), keepButton: element("button", "keep"),
         signOutButton: element("button", "sign out"),
         metrics: { recorded: [], record(kind, fields) { this.recorded.push({ kind, ...fields }); } },
-        user: { id: `user-${crypto.randomUUID()}` }, cartId: `cart-${crypto.randomUUID()}`,
+        user: { id: "user-42" }, cartId: `cart-${crypto.randomUUID()}`,
         address: { country: "China", province: "Shanghai", city: "Shanghai", district: "Pudong", detail: "1 Century Ave" },
         shipped: { id: `shipment-${crypto.randomUUID()}`, email: "ada@example.com" },
         mailApi: { mails, send: async (mail) => { mails.set(mail.idempotencyKey, mail); return { id: mail.idempotencyKey }; },

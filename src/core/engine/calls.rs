@@ -66,6 +66,7 @@ enum Kind {
     Advance,
     Escalated,
     Downstream(Box<Downstream>),
+    Purge(Box<Purge>),
 }
 
 impl CallTask {
@@ -120,10 +121,11 @@ impl Engine {
             intent,
             &mut *self.random,
         );
-        let (record, fingerprint) = match made {
+        let (mut record, fingerprint) = match made {
             Ok(made) => made,
             Err(e) => return self.fail_now(call, journal_failure(e)),
         };
+        record.user = self.config.user.clone();
         let scope = record.scope.clone();
         let send = Box::new(Send {
             mode,
@@ -293,6 +295,61 @@ impl Engine {
         self.run();
     }
 
+    /// `signOut` (`close`: the client is done after it), `clear()`
+    /// (`purge`, the client kept) and `adopt()` (`adopt`). Sign-out: this
+    /// client's drives stop; the user's settled intents are removed and its
+    /// unresolved ones kept (parked: nobody drives them until the user
+    /// connects again), or with `purge` removed too, each once its lock is
+    /// held (so no tab sends it meanwhile; one another tab drives is left)
+    /// and reported. With `purge`, once nothing of anyone is left in the
+    /// namespace, its quarantined entries go too, and on `close` the store
+    /// itself (IndexedDB's database). Adopt: the intents made with no user
+    /// (by builds before users, or a client with `user: null`) become this
+    /// user's, each under its lock.
+    pub fn sign_out(&mut self, now: i64, call: CallId, purge: bool, close: bool, adopt: bool) {
+        self.now = now;
+        if adopt && self.config.user.is_none() {
+            return self.settle(call, Reply::Count(0));
+        }
+        if !adopt {
+            self.stop_drives(if purge {
+                "stopped: the user's intents were removed from this device"
+            } else {
+                "stopped: the user signed out; the intent is kept for their next sign-in"
+            });
+        }
+        let kind = Kind::Purge(Box::new(Purge {
+            purge,
+            close,
+            adopt,
+            records: Vec::new(),
+            locks: Vec::new(),
+            asked: 0,
+            waiting: 0,
+            stage: 0,
+            report: super::io::SignOutReport::default(),
+        }));
+        let me = self.new_id();
+        self.tasks.push((
+            me,
+            None,
+            Some(Task::Call(Box::new(CallTask { call, kind }))),
+        ));
+        if adopt {
+            self.list_unowned(me);
+        } else {
+            self.list(me, None);
+        }
+        self.run();
+    }
+
+    /// Call `call` fails at once with a `TypeError` saying `why` (a mistake
+    /// in its arguments: nothing written).
+    pub fn refuse(&mut self, now: i64, call: CallId, why: String) {
+        self.now = now;
+        self.settle(call, Reply::Mistake(why));
+    }
+
     /// Call `call` fails at once with a `CommandError` carrying `outcome`
     /// (a command that cannot be read: nothing written).
     pub fn fail(&mut self, now: i64, call: CallId, outcome: Outcome) {
@@ -364,6 +421,7 @@ impl Engine {
             Kind::Advance => self.step_advance(me, wake),
             Kind::Escalated => self.step_escalated(wake),
             Kind::Downstream(d) => self.step_downstream(me, call, d, wake),
+            Kind::Purge(p) => self.step_purge(me, call, p, wake),
         };
         match done {
             Some(child) => Next::Done(child),
@@ -1124,7 +1182,7 @@ impl Engine {
         };
         match (stage, wake) {
             (PersonStage::Finding, Wake::Child(Child::Record(found))) => {
-                let record = match (found, p.retry) {
+                let record = match (unseen_if_theirs(found), p.retry) {
                     (Ok(Some(r)), _) => r,
                     (Ok(None), None) => return failed(self, no_intent(&p.intent)),
                     (Ok(None), Some(_)) => {
@@ -1236,7 +1294,7 @@ impl Engine {
                 }
                 Err(e) => self.withdraw_failed(call, journal_failure(e.into())),
             },
-            Child::Record(found) => match found {
+            Child::Record(found) => match unseen_if_theirs(found) {
                 Ok(Some(record)) if record.state == IntentState::Withdrawn => {
                     if w.scope.is_some() {
                         return self.withdraw_next(me, call, w);
@@ -1329,6 +1387,170 @@ impl Engine {
     }
 }
 
+// ---------------------------------------------------------------- sign-out, adopt
+
+#[derive(Debug)]
+struct Purge {
+    purge: bool,
+    close: bool,
+    adopt: bool,
+    /// The records it acts on.
+    records: Vec<IntentRecord>,
+    /// The locks answered so far, one per record in order: the op of each
+    /// held one (0: none to let go, where there are no locks or a settled
+    /// intent needs none), or `None` when another tab or worker holds it
+    /// (that intent is left).
+    locks: Vec<Option<OpId>>,
+    /// The lock asked for last.
+    asked: OpId,
+    /// Answers still to come: the removal's, or an adoption's writes.
+    waiting: usize,
+    /// 0: listing; 1: locking; 2: removing or writing; 3: looking at what
+    /// is left; 4: removing the quarantine; 5: letting go of the store.
+    stage: u8,
+    report: super::io::SignOutReport,
+}
+
+impl Engine {
+    fn step_purge(&mut self, me: TaskId, call: CallId, p: &mut Purge, wake: Wake) -> Option<Child> {
+        let failure = match (p.stage, wake) {
+            (0, Wake::Child(Child::Listing(Ok(listing)))) => {
+                let mut records = listing.records;
+                if !(p.purge || p.adopt) {
+                    let all = records.len();
+                    records.retain(|r| r.state.is_settled());
+                    p.report.parked = (all - records.len()) as u32;
+                }
+                p.records = records;
+                p.stage = 1;
+                return self.purge_next(me, call, p);
+            }
+            (1, Wake::Op(Done::Locked(locked))) => {
+                p.locks.push(match locked {
+                    super::io::Locked::Held => Some(p.asked),
+                    super::io::Locked::Unsupported => Some(0),
+                    super::io::Locked::Busy => {
+                        let id = p.records[p.locks.len()].intent_id.clone();
+                        p.report.busy.push(id);
+                        None
+                    }
+                });
+                return self.purge_next(me, call, p);
+            }
+            (2, Wake::Child(Child::Wrote(written))) => {
+                p.waiting -= 1;
+                p.report.removed += u32::from(written.is_ok());
+                return self.purge_next(me, call, p);
+            }
+            (2, Wake::Child(Child::Removed(Ok(())))) => {
+                p.waiting -= 1;
+                return self.purge_next(me, call, p);
+            }
+            (3, Wake::Child(Child::Listing(Ok(listing)))) => {
+                if !listing.records.is_empty() || listing.others > 0 {
+                    return self.purge_over(call, p);
+                }
+                // Nothing of anyone is left: what was quarantined goes too.
+                let keys = listing.quarantined.into_iter().map(|q| q.key).collect();
+                self.op(me, Do::Remove { keys });
+                p.stage = 4;
+                return None;
+            }
+            (4, Wake::Op(Done::Removed(Ok(())))) if p.close => {
+                self.op(me, Do::Destroy);
+                p.stage = 5;
+                return None;
+            }
+            (4 | 5, Wake::Op(Done::Removed(_))) => return self.purge_over(call, p),
+            (_, Wake::Child(Child::Listing(Err(e)) | Child::Removed(Err(e))))
+            | (_, Wake::Op(Done::Removed(Err(e)))) => e,
+            _ => return None,
+        };
+        self.unlock_all(p);
+        let outcome = journal_failure(failure.into());
+        self.settle(call, Reply::Failed(Box::new(outcome)));
+        Some(Child::Nothing)
+    }
+
+    /// The next lock (one at a time, none waited for: one another tab
+    /// holds is left); then the removal, or the adoption's writes, of what
+    /// it holds and the settled; then the look at what is left.
+    fn purge_next(&mut self, me: TaskId, call: CallId, p: &mut Purge) -> Option<Child> {
+        while p.stage == 1 && p.locks.len() < p.records.len() {
+            let record = &p.records[p.locks.len()];
+            if record.state.is_settled() && !p.adopt {
+                p.locks.push(Some(0));
+                continue;
+            }
+            let name = lock_name(&self.config.namespace, &record.intent_id);
+            let lock = Do::Lock {
+                name,
+                wait_ms: 0,
+                kind: LockKind::Intent,
+            };
+            p.asked = self.op(me, lock);
+            return None;
+        }
+        if p.stage == 1 {
+            p.stage = 2;
+            // What it holds the lock of (or needs none for: the settled).
+            let mut ids = Vec::new();
+            for (i, record) in p.records.iter().enumerate() {
+                if p.locks.get(i).is_some_and(Option::is_none) {
+                    continue;
+                }
+                if p.adopt {
+                    let mut record = record.clone();
+                    record.user = self.config.user.clone();
+                    record.updated_at = self.now;
+                    p.waiting += 1;
+                    self.write(me, &record);
+                } else {
+                    ids.push(record.intent_id.as_str());
+                    if !record.state.is_settled() {
+                        p.report.unresolved.push(record.clone());
+                    }
+                }
+            }
+            if !p.adopt {
+                p.report.removed = ids.len() as u32;
+                self.remove(me, &ids);
+                p.waiting = 1;
+            }
+        }
+        if p.waiting > 0 {
+            return None;
+        }
+        self.unlock_all(p);
+        if p.adopt {
+            self.settle(call, Reply::Count(p.report.removed));
+            return Some(Child::Nothing);
+        }
+        if !p.purge {
+            return self.purge_over(call, p);
+        }
+        self.list(me, None);
+        p.stage = 3;
+        None
+    }
+
+    /// Lets go of the locks it holds.
+    fn unlock_all(&mut self, p: &mut Purge) {
+        for lock in p.locks.drain(..).flatten().filter(|op| *op != 0) {
+            self.tell(Do::Unlock { lock });
+        }
+    }
+
+    fn purge_over(&mut self, call: CallId, p: &mut Purge) -> Option<Child> {
+        let report = std::mem::take(&mut p.report);
+        self.settle(call, Reply::SignedOut(Box::new(report)));
+        if p.close {
+            self.tell(Do::Close);
+        }
+        Some(Child::Nothing)
+    }
+}
+
 // ---------------------------------------------------------------- reads
 
 /// A read of the journal.
@@ -1342,11 +1564,9 @@ pub enum Read {
     Quarantined,
     /// Deletes settled intents older than the retention window.
     Prune,
-    /// Deletes every intent of the namespace (sign-out).
-    Clear,
     /// `connect`'s look: the store answers.
     Connect,
-    /// Prune or clear removing this many.
+    /// Prune removing this many.
     Removing(u32),
     /// Sets an intent aside, as an unreadable record is (quarantine): no
     /// tab drives it again (its handling stopped the module twice).
@@ -1359,7 +1579,7 @@ impl Engine {
             return None;
         };
         let reply = match (&*r, child) {
-            (Read::Intent(_), Child::Record(found)) => match found {
+            (Read::Intent(_), Child::Record(found)) => match unseen_if_theirs(found) {
                 Ok(r) => Reply::Record(r.map(Box::new)),
                 Err(e) => Reply::Failed(Box::new(journal_failure(e))),
             },
@@ -1369,14 +1589,11 @@ impl Engine {
             (Read::Intents, Child::Listing(Ok(l))) => Reply::Records(l.records),
             (Read::Quarantined, Child::Listing(Ok(l))) => Reply::Quarantined(l.quarantined),
             (Read::Connect, Child::Listing(Ok(_))) => Reply::Connected,
-            (Read::Prune | Read::Clear, Child::Listing(Ok(l))) => {
-                let ids: Vec<String> = match r {
-                    Read::Prune => prunable(&l.records, self.now, self.config.retention_ms)
-                        .into_iter()
-                        .map(str::to_owned)
-                        .collect(),
-                    _ => l.records.iter().map(|r| r.intent_id.clone()).collect(),
-                };
+            (Read::Prune, Child::Listing(Ok(l))) => {
+                let ids: Vec<String> = prunable(&l.records, self.now, self.config.retention_ms)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect();
                 let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
                 self.remove(me, &refs);
                 *r = Read::Removing(ids.len() as u32);
@@ -1421,7 +1638,7 @@ impl Engine {
     ) -> Option<Child> {
         match wake {
             Wake::Child(Child::Record(found)) => {
-                let record = match found {
+                let record = match unseen_if_theirs(found) {
                     Ok(Some(r)) => r,
                     Ok(None) => {
                         return self.downstream_settle(call, Reply::Failed(Box::new(no_intent(""))))
@@ -1506,7 +1723,13 @@ impl Engine {
                 return self.downstream_pause(me, call, d);
             }
             if self.config.headers {
-                self.op(me, Do::Ask(Ask::Headers));
+                let id = d
+                    .outcome
+                    .as_ref()
+                    .map(|o| o.intent_id.clone())
+                    .unwrap_or_default();
+                let ask = self.headers_for("snapshot", &[id.as_str()]);
+                self.op(me, ask);
                 return None;
             }
             return self.downstream_read(me, d, &[]);
@@ -1604,11 +1827,26 @@ impl Engine {
                 o.appended_version.map_or(JsonValue::Null, JsonValue::Int),
             ));
         }
+        q.push((
+            "user".into(),
+            self.config.user.as_deref().map_or(JsonValue::Null, text),
+        ));
         JsonValue::Object(q)
     }
 }
 
 // ---------------------------------------------------------------- outcomes
+
+/// Another user's intent, found by a call that names an intent: answered
+/// as an id this journal does not hold (nothing of it is told).
+fn unseen_if_theirs(
+    found: Result<Option<IntentRecord>, JournalError>,
+) -> Result<Option<IntentRecord>, JournalError> {
+    match found {
+        Err(JournalError::OfAnotherUser) => Ok(None),
+        found => found,
+    }
+}
 
 /// What a send call settles with.
 fn send_reply(mode: SendMode, outcome: Outcome) -> Reply {
@@ -1669,6 +1907,7 @@ pub fn journal_failure(e: JournalError) -> Outcome {
         JournalError::MissingAggregateId => ("InvalidCommand", Status::Rejected),
         JournalError::NotInConflict { .. } => ("NotInConflict", Status::Rejected),
         JournalError::NotWithdrawable { .. } => ("NotWithdrawable", Status::Rejected),
+        JournalError::OfAnotherUser => ("IntentOfAnotherUser", Status::Rejected),
     };
     let mut outcome = failed_outcome(code, &e.message(), status, Some(false));
     if let JournalError::IntentKeyReused {

@@ -347,7 +347,9 @@ impl Engine {
                 Action::Send { attempt } | Action::OpenStream { attempt } => {
                     d.sent = true;
                     if self.config.headers {
-                        self.op(me, Do::Ask(super::io::Ask::Headers));
+                        let id = d.machine.record().intent_id.clone();
+                        let ask = self.headers_for("command", &[id.as_str()]);
+                        self.op(me, ask);
                         d.phase = Phase::Headers(attempt);
                         return Next::Keep(Task::Drive(d));
                     }
@@ -529,6 +531,31 @@ impl Engine {
         w.record = Some(record);
         if first {
             self.tell(Do::Told(call, id));
+        }
+    }
+}
+
+impl Engine {
+    /// Ends every drive of this client now (sign-out, `clear()`): each lets
+    /// its intent's lock go and its caller hears the intent as its record
+    /// stands (unknown while anything may have been sent). What a drive had
+    /// asked for already (a request, a write) may still land; nothing more
+    /// of it is sent.
+    pub(super) fn stop_drives(&mut self, why: &str) {
+        // Each ended drive's place is taken by the last task: looked at next.
+        let mut i = 0;
+        while i < self.tasks.len() {
+            let (id, parent, task) = &mut self.tasks[i];
+            let (id, parent) = (*id, *parent);
+            let Some(Task::Drive(d)) = task.take_if(|t| matches!(t, Task::Drive(_))) else {
+                i += 1;
+                continue;
+            };
+            if let Lock::Held(Some(lock)) | Lock::Asked(lock) = d.lock {
+                self.tell(Do::Unlock { lock });
+            }
+            let outcome = Outcome::from_record(d.machine.record()).because(why);
+            self.place(id, parent, Next::Done(Child::Drove(Box::new(outcome))));
         }
     }
 }

@@ -24,6 +24,7 @@ pub fn announcement(record: &IntentRecord, revision: u64) -> String {
         .put("state", &record.state)
         .put("revision", &revision)
         .put("version", &1u32)
+        .put("user", &record.user)
         .put("intentKey", &record.intent_key)
         .put("requestId", &record.request_id)
         .put("aggregate", &record.aggregate)

@@ -45,8 +45,10 @@ pub struct Request {
 /// A caller's function the engine asks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ask {
-    /// `headers()`: fresh headers for one request.
-    Headers,
+    /// `headers(context)`: fresh headers for one request; the context says
+    /// what the request is for (`{ user, purpose, intentIds }`), so an app
+    /// picks the token of the user the intents were made under (JSON text).
+    Headers(String),
     /// `confirm(question)`: history's word on one intent (a `ConfirmQuestion`).
     Confirm(JsonValue),
     /// `confirmBatch(questions)`: history's word on several (an array of them).
@@ -107,12 +109,14 @@ pub enum Do {
         /// The keys.
         keys: Vec<String>,
     },
-    /// Move an unreadable entry aside (quarantine): [`Done::Removed`].
+    /// Move an unreadable entry aside (quarantine), with why: [`Done::Removed`].
     Aside {
         /// Where it is.
         from: String,
         /// Where it goes.
         to: String,
+        /// Why it cannot be read (kept with it, for `quarantined()`).
+        reason: String,
     },
     /// Take a lock across tabs and workers: [`Done::Locked`]. Held until
     /// [`Do::Unlock`] with this op's id. `wait_ms` 0: only if free now.
@@ -153,6 +157,12 @@ pub enum Do {
     Told(CallId, String),
     /// Answer once the runtime is online again: [`Done::Online`].
     WhenOnline,
+    /// Let go of the store itself where it is this namespace's alone (an
+    /// IndexedDB database, once nothing is left in it): [`Done::Removed`].
+    Destroy,
+    /// The client is done (signed out): its other calls end, and it lets go
+    /// of everything it holds.
+    Close,
 }
 
 /// What a lock guards, which says where there are no Web Locks.
@@ -291,8 +301,10 @@ pub enum Reply {
     Records(Vec<IntentRecord>),
     /// `quarantined`.
     Quarantined(Vec<Quarantined>),
-    /// A count (`prune`, `clear`, `withdrawScope`).
+    /// A count (`prune`, `adopt`, `withdrawScope`).
     Count(u32),
+    /// `signOut`, `clear`: what was removed and what was left.
+    SignedOut(Box<SignOutReport>),
     /// `resume`: the outcomes of what it drove, and the intents another
     /// tab or worker was driving.
     Report {
@@ -307,6 +319,32 @@ pub enum Reply {
     Connected,
     /// A mistake in the call's arguments (a `TypeError` naming the call).
     Mistake(String),
+}
+
+/// What `signOut` and `clear` did with the user's intents on this device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SignOutReport {
+    /// How many records were removed.
+    pub removed: u32,
+    /// The unresolved intents removed (`purge`): each may have been
+    /// appended, or may still be; the app tells the person.
+    pub unresolved: Vec<IntentRecord>,
+    /// How many unresolved intents were kept (parked: driven by nobody
+    /// until the user connects again).
+    pub parked: u32,
+    /// Intents another tab or worker was driving, left as they are.
+    pub busy: Vec<String>,
+}
+
+impl crate::core::protocol::json_codec::ToJson for SignOutReport {
+    fn write_json(&self, out: &mut crate::core::protocol::json_codec::JsonOut) {
+        crate::core::protocol::json_codec::ObjectWriter::new(out)
+            .put("removed", &self.removed)
+            .put("unresolved", &self.unresolved)
+            .put("parked", &self.parked)
+            .put("busy", &self.busy)
+            .done()
+    }
 }
 
 /// `resume`'s report as the caller reads it (`{ driven, busy }`).
@@ -328,6 +366,8 @@ pub struct HistoryStatus {
     pub availability: Availability,
     /// Questions waiting for it.
     pub waiting: u32,
+    /// Messages from other tabs dropped as unreadable or implausible.
+    pub dropped: u32,
 }
 
 /// `client.history` as the caller reads it: `waiting`, and the
@@ -335,7 +375,9 @@ pub struct HistoryStatus {
 impl crate::core::protocol::json_codec::ToJson for HistoryStatus {
     fn write_json(&self, out: &mut crate::core::protocol::json_codec::JsonOut) {
         let mut w = crate::core::protocol::json_codec::ObjectWriter::new(out);
-        super::events::availability(w.put("waiting", &self.waiting), self.availability).done()
+        w.put("waiting", &self.waiting)
+            .put("droppedMessages", &self.dropped);
+        super::events::availability(&mut w, self.availability).done()
     }
 }
 
@@ -379,10 +421,11 @@ mod tests {
                 failures: 2,
             },
             waiting: 3,
+            dropped: 1,
         };
         assert_eq!(
             text(&down),
-            r#"{"waiting":3,"available":false,"since":5,"nextLookAt":9,"failures":2}"#
+            r#"{"waiting":3,"droppedMessages":1,"available":false,"since":5,"nextLookAt":9,"failures":2}"#
         );
         let mut confirmed = failed_outcome("Ok", "", Status::Succeeded, Some(true));
         confirmed.error = None;

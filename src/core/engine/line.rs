@@ -47,12 +47,12 @@ impl Engine {
             }
             return;
         }
-        let name = text!(
+        let name = self.for_user(&text!(
             "wow-command-client/",
             self.config.namespace,
             "/scope/",
             scope
-        );
+        ));
         let wait_ms = self.config.machine.caller_timeout_ms.max(1);
         let lock = self.op(
             me,

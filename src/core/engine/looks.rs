@@ -30,16 +30,28 @@ impl Engine {
     pub(super) fn look(&mut self, look: Look) {
         let (task, ask) = match self.config.confirm {
             ConfirmWith::Batch => {
-                let all = look.questions.iter().map(|q| question(q, true)).collect();
+                let user = self.config.user.as_deref();
+                let all = look
+                    .questions
+                    .iter()
+                    .map(|q| question(q, true, user))
+                    .collect();
                 let ask = Ask::ConfirmBatch(JsonValue::Array(all));
-                (LookTask::Callback(look), Some(ask))
+                (LookTask::Callback(look), Some(Do::Ask(ask)))
             }
             ConfirmWith::One => {
-                let ask = Ask::Confirm(question(&look.questions[0], look.need_facts));
-                (LookTask::Callback(look), Some(ask))
+                let user = self.config.user.as_deref();
+                let ask = Ask::Confirm(question(&look.questions[0], look.need_facts, user));
+                (LookTask::Callback(look), Some(Do::Ask(ask)))
             }
             ConfirmWith::Gateway if self.config.headers => {
-                (LookTask::Headers(look), Some(Ask::Headers))
+                let ids: Vec<&str> = look
+                    .questions
+                    .iter()
+                    .map(|q| q.request_id.as_str())
+                    .collect();
+                let ask = self.headers_for("history", &ids);
+                (LookTask::Headers(look), Some(ask))
             }
             // No headers to ask for: straight to the gateway.
             ConfirmWith::Gateway => (LookTask::Headers(look), None),
@@ -48,7 +60,7 @@ impl Engine {
         self.tasks.push((id, None, None));
         match ask {
             Some(ask) => {
-                self.op(id, Do::Ask(ask));
+                self.op(id, ask);
                 self.place(id, None, Next::Keep(Task::Look(task)));
             }
             None => {
@@ -104,8 +116,9 @@ impl Engine {
     }
 }
 
-/// A `ConfirmQuestion` for the caller's confirmer.
-fn question(query: &ConfirmQuery, need_facts: bool) -> JsonValue {
+/// A `ConfirmQuestion` for the caller's confirmer, with the user the
+/// intent was made under (a confirmer asks its history as that user).
+fn question(query: &ConfirmQuery, need_facts: bool, user: Option<&str>) -> JsonValue {
     let text = |s: &String| JsonValue::String(s.clone());
     let mut question = vec![
         ("aggregateId".to_owned(), text(&query.aggregate_id)),
@@ -119,6 +132,10 @@ fn question(query: &ConfirmQuery, need_facts: bool) -> JsonValue {
         question.push(("contextAlias".to_owned(), text(alias)));
     }
     question.push(("needFacts".to_owned(), JsonValue::Bool(need_facts)));
+    question.push((
+        "user".to_owned(),
+        user.map_or(JsonValue::Null, |u| JsonValue::String(u.to_owned())),
+    ));
     JsonValue::Object(question)
 }
 
@@ -141,12 +158,12 @@ mod tests {
             request_id: "r1".into(),
         };
         let asked = crate::core::protocol::JsonOut::of(
-            &question(&query, true),
+            &question(&query, true, Some("alice")),
             crate::core::protocol::float_text,
         );
         assert_eq!(
             asked,
-            r#"{"aggregateId":"a1","requestId":"r1","resource":"account","tenantId":"t1","contextAlias":"bank","needFacts":true}"#
+            r#"{"aggregateId":"a1","requestId":"r1","resource":"account","tenantId":"t1","contextAlias":"bank","needFacts":true,"user":"alice"}"#
         );
         let bare = ConfirmQuery {
             route: AggregateRoute {
@@ -158,10 +175,10 @@ mod tests {
         };
         assert_eq!(
             crate::core::protocol::JsonOut::of(
-                &question(&bare, false),
+                &question(&bare, false, None),
                 crate::core::protocol::float_text
             ),
-            r#"{"aggregateId":"a1","requestId":"r1","resource":"account","needFacts":false}"#
+            r#"{"aggregateId":"a1","requestId":"r1","resource":"account","needFacts":false,"user":null}"#
         );
     }
 }

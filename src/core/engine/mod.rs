@@ -74,8 +74,16 @@ pub enum ConfirmWith {
 pub struct EngineConfig {
     /// The storage namespace.
     pub namespace: String,
+    /// Who is signed in (`connect({ user })`; `None`: an app without
+    /// sign-in). Only this user's intents are sent, listed or driven.
+    pub user: Option<String>,
     /// The gateway's base URL, without a trailing slash.
     pub base_url: String,
+    /// Header names a command may not carry, besides the credentials
+    /// (`secretHeaders`), one per line.
+    pub secret_headers: String,
+    /// The largest answer read (`maxAnswerBytes`).
+    pub max_answer_bytes: u32,
     /// The drives' settings.
     pub machine: MachineConfig,
     /// Also send `Command-Wait-Timout` (servers before 8.4).
@@ -201,6 +209,8 @@ pub struct Engine {
     /// The scopes this client's sends are taking places in.
     lines: Vec<line::Line>,
     watched: Vec<Watched>,
+    /// Messages from other tabs dropped as unreadable or implausible.
+    dropped: u32,
 }
 
 impl std::fmt::Debug for Engine {
@@ -256,6 +266,7 @@ impl Engine {
             waiting_scopes: Vec::new(),
             lines: Vec::new(),
             watched: Vec::new(),
+            dropped: 0,
         }
     }
 
@@ -284,6 +295,7 @@ impl Engine {
         HistoryStatus {
             availability: gate.availability(),
             waiting: gate.waiting() as u32,
+            dropped: self.dropped,
         }
     }
 
@@ -381,11 +393,21 @@ impl Engine {
     /// An intent of the namespace was announced (by anyone) in `state`
     /// (its wire name): queued callers waiting for it look at their scope
     /// again.
+    ///
+    /// What another tab says is a hint, never a fact: a caller woken by it
+    /// reads its scope again before it sends (a forged "the one before you
+    /// succeeded" sends nothing out of turn).
     pub fn handle_announced(&mut self, now: i64, intent_id: &str, state: &str) {
         self.now = now;
         let settled = matches!(state, "succeeded" | "rejected" | "conflict" | "withdrawn");
-        self.hear(intent_id, settled, state != "withdrawn");
+        self.hear(intent_id, settled, false);
         self.run();
+    }
+
+    /// A message on a channel that could not be read, or whose times no
+    /// probe could have written: dropped, and counted (`client.history`).
+    pub fn drop_message(&mut self) {
+        self.dropped = self.dropped.saturating_add(1);
     }
 
     /// Wakes the queued callers an announcement concerns: the one whose
@@ -408,7 +430,11 @@ impl Engine {
     pub fn handle_heard(&mut self, now: i64, source: &str, from: u64, availability: Availability) {
         self.now = now;
         if from != self.me && source == self.history_source() {
-            self.probe.handle_heard(now, availability);
+            if self.probe.gate().plausible(now, availability) {
+                self.probe.handle_heard(now, availability);
+            } else {
+                self.drop_message();
+            }
         }
         self.run();
     }
@@ -594,12 +620,35 @@ impl Engine {
     }
 
     /// Who the probe's tabs are: the gateway's URL, or `confirm` for a
-    /// caller's confirmer (one probe per namespace and source).
+    /// caller's confirmer, and the user (one probe per namespace, source
+    /// and user: one user's looks never speak for another's, nor wait on them).
     fn history_source(&self) -> String {
-        match self.config.confirm {
-            ConfirmWith::Gateway => self.config.base_url.clone(),
-            _ => "confirm".into(),
+        let source = match self.config.confirm {
+            ConfirmWith::Gateway => self.config.base_url.as_str(),
+            _ => "confirm",
+        };
+        self.for_user(source)
+    }
+
+    /// `name` for this client's user: as it is for an app without sign-in
+    /// (what builds before users named it), else with ` user <user>` after it.
+    fn for_user(&self, name: &str) -> String {
+        match &self.config.user {
+            Some(user) => crate::core::text::text!(name, " user ", user),
+            None => name.to_owned(),
         }
+    }
+
+    /// What a `headers()` call is asked: the user, what the request is for
+    /// (`command`, `history` or `snapshot`) and the intents it concerns.
+    fn headers_for(&self, purpose: &str, ids: &[&str]) -> Do {
+        let mut out = crate::core::protocol::JsonOut::new(|_, _| {});
+        crate::core::protocol::ObjectWriter::new(&mut out)
+            .put("user", &self.config.user)
+            .put("purpose", &purpose)
+            .put("intentIds", &ids)
+            .done();
+        Do::Ask(Ask::Headers(out.text))
     }
 
     /// Task `task` listens for the announcements of intents `ids` (the

@@ -2,7 +2,8 @@
 //! while the gateway loses answers, refuses, and history goes down and comes
 //! back, in any order and at any time. Whatever happened, once history
 //! answers again every call of every open tab settles, and no intent is
-//! appended twice. (The chaos test meets the same worlds in real browsers,
+//! appended twice, and no request is ever made under another user than
+//! the one its intent was made by. (The chaos test meets the same worlds in real browsers,
 //! one schedule a run; here thousands of schedules a second.)
 
 use proptest::prelude::*;
@@ -41,6 +42,11 @@ enum Step {
     Reload {
         tab: usize,
     },
+    /// The tab's user signs out and another signs in (the page reloads as them).
+    SwitchUser {
+        tab: usize,
+        user: u8,
+    },
     Wait {
         ms: i64,
     },
@@ -56,6 +62,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3usize, 0..8usize).prop_map(|(tab, nth)| Step::Confirm { tab, nth }),
         1 => (0..3usize, 0..8usize).prop_map(|(tab, nth)| Step::Withdraw { tab, nth }),
         1 => (0..3usize).prop_map(|tab| Step::Reload { tab }),
+        1 => (0..3usize, 0..3u8).prop_map(|(tab, user)| Step::SwitchUser { tab, user }),
         3 => (0..40_000i64).prop_map(|ms| Step::Wait { ms }),
     ]
 }
@@ -67,7 +74,8 @@ proptest! {
     fn every_call_settles_once_history_answers_and_nothing_is_appended_twice(
         steps in prop::collection::vec(step(), 1..40), latency in 1..400i64,
     ) {
-        let mut w = World::new(3);
+        // Tabs of two users and an app's anonymous one, sharing one journal.
+        let mut w = World::with_users(&[Some("alice"), Some("bob"), None]);
         w.latency = latency;
         // Calls made, by tab (a reloaded tab's calls went with it).
         let mut calls: Vec<Vec<u32>> = vec![Vec::new(); 3];
@@ -114,6 +122,11 @@ proptest! {
                     w.reload(tab);
                     calls[tab].clear();
                 }
+                Step::SwitchUser { tab, user } => {
+                    w.users[tab] = [Some("alice"), Some("bob"), None][user as usize].map(str::to_owned);
+                    w.reload(tab);
+                    calls[tab].clear();
+                }
                 Step::Wait { ms } => w.run_until(now + ms),
             }
         }
@@ -126,6 +139,15 @@ proptest! {
             for call in made {
                 prop_assert!(w.reply(tab, *call).is_some(),
                     "call {} of tab {} never settled (steps: {:?})", call, tab, steps);
+            }
+        }
+        // No request is ever made under another user's credentials.
+        let records = w.records();
+        for (request_id, credentials) in &w.gateway.credentials {
+            if let Some(r) = records.iter().find(|r| r.request_id == *request_id) {
+                let made_by = format!("Bearer {}", r.user.as_deref().unwrap_or("anonymous"));
+                prop_assert_eq!(credentials.as_deref(), Some(made_by.as_str()),
+                    "{} was sent with another user's credentials (steps: {:?})", request_id, steps);
             }
         }
         for (aggregate, requests) in &w.gateway.history {

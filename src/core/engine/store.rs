@@ -7,13 +7,20 @@
 //! caller waits on: its result comes back as a [`Child`].
 //!
 //! Records live under `wow-intents/<namespace>/<id>`; unreadable entries
-//! are moved under `wow-intents-quarantine/<namespace>/<id>`.
+//! are moved under `wow-intents-quarantine/<namespace>/<id>`. An id holds
+//! no `/`, so a key under a longer namespace that shares this one's prefix
+//! (`acme/alice` under `acme`) is never read as this namespace's. Every
+//! record read back is checked before it can act ([`Reader`]): one that
+//! disagrees with where it was read, or whose command could go anywhere but
+//! the gateway, is moved aside with the reason; another user's is left
+//! alone, unseen; a credential an older build stored is taken out of it
+//! and the record written back without it.
 
 use super::io::{Do, Done, Swap};
 use super::{Child, Engine, Next, TaskId, Wake};
 use crate::core::journal::{
-    derived_request_id, IntentRecord, Listing, Quarantined, RecordError, StoreError, StoredRecord,
-    Unavailable,
+    derived_request_id, IntentRecord, JournalError, Listing, Quarantined, ReadBack, Reader,
+    RecordError, StoreError, StoredRecord, Unavailable,
 };
 use crate::core::text::text;
 
@@ -52,14 +59,23 @@ pub(super) enum StoreTask {
     },
     /// A namespace's records (`scope`: those of one scope), with what was
     /// quarantined (`aside`), entries moved aside one by one.
-    List {
-        scope: Option<String>,
-        stage: ListStage,
-        listing: Listing,
-        unreadable: Vec<String>,
-    },
+    List(ListTask),
     /// Keys removed in one batch.
     Remove,
+}
+
+/// A listing in progress.
+#[derive(Debug)]
+pub(super) struct ListTask {
+    scope: Option<String>,
+    /// Records made with no user are this listing's (`adopt()`), not this user's.
+    unowned: bool,
+    stage: ListStage,
+    listing: Listing,
+    /// Unreadable entries to move aside: their keys and why.
+    unreadable: Vec<(String, String)>,
+    /// Records to write back without a credential (by their place in the listing).
+    scrub: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -80,6 +96,14 @@ pub(super) enum ListStage {
     Aside,
     Own,
     Moving,
+    /// Writing back the record at this place in the listing.
+    Scrubbing(usize),
+}
+
+/// The id a key under `prefix` names: what follows the prefix, holding no
+/// `/` (a key of a longer namespace sharing the prefix names none).
+fn id_under<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
+    key.strip_prefix(prefix).filter(|id| !id.contains('/'))
 }
 
 impl Engine {
@@ -119,6 +143,16 @@ impl Engine {
 
     /// Lists the namespace's records (`scope`: those of one scope).
     pub(super) fn list(&mut self, parent: TaskId, scope: Option<&str>) {
+        self.list_of(parent, scope, false);
+    }
+
+    /// Lists the records made with no user (before users, or by a client
+    /// with `user: null`), for `adopt()`.
+    pub(super) fn list_unowned(&mut self, parent: TaskId) {
+        self.list_of(parent, None, true);
+    }
+
+    fn list_of(&mut self, parent: TaskId, scope: Option<&str>, unowned: bool) {
         let ns = &self.config.namespace;
         let (first, stage) = match scope {
             // A scope's listing leaves quarantine to the full listing.
@@ -137,12 +171,14 @@ impl Engine {
                 ListStage::Aside,
             ),
         };
-        let task = StoreTask::List {
+        let task = StoreTask::List(ListTask {
             scope: scope.map(str::to_owned),
+            unowned,
             stage,
             listing: Listing::default(),
             unreadable: Vec::new(),
-        };
+            scrub: Vec::new(),
+        });
         let me = self.child(parent, super::Task::Store(task));
         self.op(me, first);
     }
@@ -162,7 +198,35 @@ impl Engine {
         let ns = &self.config.namespace;
         let (from, to) = (key(ns, id), text!(aside_prefix(ns), id));
         let me = self.child(parent, super::Task::Store(StoreTask::Remove));
-        self.op(me, Do::Aside { from, to });
+        let reason = "its handling stopped the module twice".into();
+        self.op(me, Do::Aside { from, to, reason });
+    }
+
+    /// The checks a record read back must pass here (`unowned`: as the
+    /// records made with no user's, for `adopt()`).
+    fn reader(&self, unowned: bool) -> Reader<'_> {
+        Reader {
+            namespace: &self.config.namespace,
+            user: if unowned {
+                None
+            } else {
+                self.config.user.as_deref()
+            },
+            secrets: &self.config.secret_headers,
+        }
+    }
+
+    /// Writes `record` back at its next revision (a credential taken out of it).
+    fn put_back(&mut self, me: TaskId, record: &IntentRecord) {
+        let mut next = record.clone();
+        next.set_revision(record.revision + 1);
+        let put = Do::Put {
+            key: key(&self.config.namespace, &record.intent_id),
+            text: next.stored_text(self.float),
+            expected: record.revision,
+            flush: true,
+        };
+        self.op(me, put);
     }
 
     pub(super) fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
@@ -176,39 +240,58 @@ impl Engine {
                 },
                 _,
             ) => Next::Done(Child::Record(Err(e.into()))),
-            (StoreTask::Find { id, or_key, .. }, Done::Got(got)) => match got {
-                Ok(Some(Ok(record))) => Next::Done(Child::Record(Ok(Some(record)))),
-                Ok(None) if or_key => {
-                    let derived = derived_request_id(&self.config.namespace, &id);
-                    let key = key(&self.config.namespace, &derived);
-                    self.op(me, Do::Get { key });
-                    Next::Keep(super::Task::Store(StoreTask::Find {
-                        id: derived,
-                        or_key: false,
-                        failed: None,
-                    }))
-                }
-                Ok(None) => Next::Done(Child::Record(Ok(None))),
-                Ok(Some(Err(reason))) => {
-                    let key = key(&self.config.namespace, &id);
-                    let failed = StoreError::Unavailable {
-                        kind: Unavailable::ReadFailed,
-                        detail: text!(key, ": ", reason.message()),
-                    };
-                    if matches!(reason, RecordError::FutureSchema(_)) {
-                        // A newer build's record stays where it is, for it.
-                        return Next::Done(Child::Record(Err(failed.into())));
+            (StoreTask::Find { id, or_key, .. }, Done::Got(got)) => {
+                let checked = match got {
+                    Ok(Some(Ok(record))) => self.reader(false).check(&id, record),
+                    Ok(Some(Err(reason))) => Err(reason),
+                    Ok(None) if or_key => {
+                        let derived = derived_request_id(&self.config.namespace, &id);
+                        let key = key(&self.config.namespace, &derived);
+                        self.op(me, Do::Get { key });
+                        return Next::Keep(super::Task::Store(StoreTask::Find {
+                            id: derived,
+                            or_key: false,
+                            failed: None,
+                        }));
                     }
-                    let to = text!(aside_prefix(&self.config.namespace), id);
-                    self.op(me, Do::Aside { from: key, to });
-                    Next::Keep(super::Task::Store(StoreTask::Find {
-                        id,
-                        or_key,
-                        failed: Some(failed),
-                    }))
+                    Ok(None) => return Next::Done(Child::Record(Ok(None))),
+                    Err(e) => return Next::Done(Child::Record(Err(e.into()))),
+                };
+                match checked {
+                    // A credential taken out is written back by the next
+                    // listing (connect lists the journal) or write.
+                    Ok(ReadBack::Mine(record, _)) => Next::Done(Child::Record(Ok(Some(record)))),
+                    Ok(ReadBack::Theirs) => {
+                        Next::Done(Child::Record(Err(JournalError::OfAnotherUser)))
+                    }
+                    Err(reason) => {
+                        let key = key(&self.config.namespace, &id);
+                        let failed = StoreError::Unavailable {
+                            kind: Unavailable::ReadFailed,
+                            detail: text!(key, ": ", reason.message()),
+                        };
+                        if matches!(reason, RecordError::FutureSchema(_)) {
+                            // A newer build's record stays where it is, for it.
+                            return Next::Done(Child::Record(Err(failed.into())));
+                        }
+                        let to = text!(aside_prefix(&self.config.namespace), id);
+                        let reason = reason.message();
+                        self.op(
+                            me,
+                            Do::Aside {
+                                from: key,
+                                to,
+                                reason,
+                            },
+                        );
+                        Next::Keep(super::Task::Store(StoreTask::Find {
+                            id,
+                            or_key,
+                            failed: Some(failed),
+                        }))
+                    }
                 }
-                Err(e) => Next::Done(Child::Record(Err(e.into()))),
-            },
+            }
             (
                 StoreTask::Write {
                     record,
@@ -217,78 +300,94 @@ impl Engine {
                 },
                 done,
             ) => self.step_write(me, record, text, evicting, done),
-            (
-                StoreTask::List {
-                    scope,
-                    stage,
-                    mut listing,
-                    mut unreadable,
-                },
-                done,
-            ) => {
-                match (stage, done) {
-                    (ListStage::Aside, Done::Listed(Ok(entries))) => {
-                        for (key, _) in entries {
-                            listing.quarantined.push(Quarantined {
-                                key,
-                                reason: RecordError::Corrupt("quarantined earlier".into()),
-                            });
-                        }
-                        let prefix = prefix(&self.config.namespace);
-                        self.op(me, Do::List { prefix, only: None });
-                        return Next::Keep(super::Task::Store(StoreTask::List {
-                            scope,
-                            stage: ListStage::Own,
-                            listing,
-                            unreadable,
-                        }));
-                    }
-                    (ListStage::Own, Done::Listed(Ok(entries))) => {
-                        for (key, entry) in entries {
-                            match entry {
-                                Ok(record) => {
-                                    if scope.is_none() || record.scope == scope {
-                                        listing.records.push(record);
-                                    }
-                                }
-                                // A scope's listing skips them (the full one quarantines).
-                                Err(_) if scope.is_some() => {}
-                                Err(reason) => {
-                                    if !matches!(reason, RecordError::FutureSchema(_)) {
-                                        unreadable.push(key.clone());
-                                    }
-                                    listing.quarantined.push(Quarantined { key, reason });
-                                }
-                            }
-                        }
-                    }
-                    (ListStage::Moving, Done::Removed(Ok(()))) => {}
-                    (_, Done::Listed(Err(e)) | Done::Removed(Err(e))) => {
-                        return Next::Done(Child::Listing(Err(e)))
-                    }
-                    _ => {}
-                }
-                // Unreadable entries go aside one by one, then the listing is done.
-                if let Some(from) = unreadable.pop() {
-                    let own = prefix(&self.config.namespace);
-                    let to = text!(
-                        aside_prefix(&self.config.namespace),
-                        from.strip_prefix(own.as_str()).unwrap_or(&from)
-                    );
-                    self.op(me, Do::Aside { from, to });
-                    return Next::Keep(super::Task::Store(StoreTask::List {
-                        scope,
-                        stage: ListStage::Moving,
-                        listing,
-                        unreadable,
-                    }));
-                }
-                sort_by_creation(&mut listing.records);
-                Next::Done(Child::Listing(Ok(listing)))
-            }
+            (StoreTask::List(list), done) => self.step_list(me, list, done),
             (StoreTask::Remove, Done::Removed(r)) => Next::Done(Child::Removed(r)),
             (task, _) => Next::Keep(super::Task::Store(task)),
         }
+    }
+
+    /// A listing: the quarantine area (the full listing), then the
+    /// namespace's records, each checked; then what could not be read is
+    /// moved aside and what carried a credential written back, one by one.
+    fn step_list(&mut self, me: TaskId, mut l: ListTask, done: Done) -> Next {
+        let ns = self.config.namespace.clone();
+        let own = prefix(&ns);
+        match (&l.stage, done) {
+            (ListStage::Aside, Done::Listed(Ok(entries))) => {
+                let aside = aside_prefix(&ns);
+                for (key, entry) in entries {
+                    if id_under(&key, &aside).is_none() {
+                        continue;
+                    }
+                    let reason = match entry {
+                        Err(reason @ RecordError::Corrupt(_)) => reason,
+                        _ => RecordError::Corrupt("quarantined earlier".into()),
+                    };
+                    l.listing.quarantined.push(Quarantined { key, reason });
+                }
+                self.op(
+                    me,
+                    Do::List {
+                        prefix: own,
+                        only: None,
+                    },
+                );
+                l.stage = ListStage::Own;
+                return Next::Keep(super::Task::Store(StoreTask::List(l)));
+            }
+            (ListStage::Own, Done::Listed(Ok(entries))) => {
+                for (key, entry) in entries {
+                    let Some(id) = id_under(&key, &own) else {
+                        continue;
+                    };
+                    let checked = entry.and_then(|record| self.reader(l.unowned).check(id, record));
+                    match checked {
+                        Ok(ReadBack::Mine(record, scrubbed)) => {
+                            if l.scope.is_none() || record.scope == l.scope {
+                                if scrubbed {
+                                    l.scrub.push(l.listing.records.len());
+                                }
+                                l.listing.records.push(record);
+                            }
+                        }
+                        Ok(ReadBack::Theirs) => l.listing.others += 1,
+                        // A scope's listing skips them (the full one quarantines).
+                        Err(_) if l.scope.is_some() => {}
+                        Err(reason) => {
+                            if !matches!(reason, RecordError::FutureSchema(_)) {
+                                l.unreadable.push((key.clone(), reason.message()));
+                            }
+                            l.listing.quarantined.push(Quarantined { key, reason });
+                        }
+                    }
+                }
+            }
+            (ListStage::Moving, Done::Removed(Ok(()))) => {}
+            (ListStage::Scrubbing(at), Done::Put(put)) => {
+                if let (Ok(Swap::Done), Some(record)) = (put, l.listing.records.get_mut(*at)) {
+                    let revision = record.revision + 1;
+                    record.set_revision(revision);
+                }
+            }
+            (_, Done::Listed(Err(e)) | Done::Removed(Err(e))) => {
+                return Next::Done(Child::Listing(Err(e)))
+            }
+            _ => {}
+        }
+        // Unreadable entries go aside one by one, then the scrubbed are written back.
+        l.stage = if let Some((from, reason)) = l.unreadable.pop() {
+            let to = text!(aside_prefix(&ns), id_under(&from, &own).unwrap_or(&from));
+            self.op(me, Do::Aside { from, to, reason });
+            ListStage::Moving
+        } else if let Some(at) = l.scrub.pop() {
+            let record = l.listing.records[at].clone();
+            self.put_back(me, &record);
+            ListStage::Scrubbing(at)
+        } else {
+            sort_by_creation(&mut l.listing.records);
+            return Next::Done(Child::Listing(Ok(l.listing)));
+        };
+        Next::Keep(super::Task::Store(StoreTask::List(l)))
     }
 
     /// Refusing to send because storage is full is right; refusing because

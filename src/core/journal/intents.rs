@@ -71,6 +71,9 @@ pub enum JournalError {
         /// Its record, unchanged.
         record: Box<IntentRecord>,
     },
+    /// The record found is another user's (`connect({ user })`): nothing
+    /// of it is sent, shown or changed here.
+    OfAnotherUser,
 }
 
 impl From<StoreError> for JournalError {
@@ -103,6 +106,9 @@ impl JournalError {
                 ", not in conflict: nothing to re-decide"
             ),
             JournalError::NotWithdrawable { record } => withdrawal_refused(record),
+            JournalError::OfAnotherUser => {
+                "this key's intent was made by another user of this device; nothing was sent".into()
+            }
         }
     }
 }
@@ -605,6 +611,7 @@ pub fn new_record(
     let record = IntentRecord {
         schema_version: SCHEMA_VERSION,
         namespace: namespace.to_owned(),
+        user: None,
         intent_id: request_id.clone(),
         intent_key,
         request_id,

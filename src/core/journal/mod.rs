@@ -8,6 +8,7 @@
 pub mod fingerprint;
 pub mod ids;
 pub mod intents;
+pub mod read_back;
 pub mod record;
 pub mod scope;
 pub mod sha1;
@@ -18,6 +19,7 @@ pub use intents::{
     evictable, new_record, prunable, redecided, replay, sent_again, take_place, withdrawal,
     withdrawal_refused, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS,
 };
+pub use read_back::{is_secret, ReadBack, Reader, CREDENTIAL_HEADERS};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
     RecordError, WaitEnd, WaitSpec, FIRST_SCHEMA_VERSION, SCHEMA_VERSION, SCOPED_SCHEMA_VERSION,

@@ -21,12 +21,18 @@ pub const FIRST_SCHEMA_VERSION: u32 = 1;
 /// turn nor moves a record in a state it does not know aside.
 pub const SCOPED_SCHEMA_VERSION: u32 = 2;
 
-/// The schema this build writes every record in: as version 2, with the
-/// command's body stored as its JSON text (a string), so that a state
-/// change copies one string into storage, not a tree of values to clone
-/// and read back. Builds before it leave such a record alone (a newer
-/// schema): they never send its intent. This build reads versions 1 to 3.
-pub const SCHEMA_VERSION: u32 = 3;
+/// The schema of a record whose command's body is stored as its JSON text
+/// (a string), so that a state change copies one string into storage, not
+/// a tree of values to clone and read back.
+pub const BODY_TEXT_SCHEMA_VERSION: u32 = 3;
+
+/// The schema this build writes every record in: as version 3, with the
+/// user the intent was made under (`user`; absent for an app without
+/// sign-in). Builds before it leave such a record alone (a newer schema):
+/// they know no users, so they never send one user's intent with another
+/// user's credentials. This build reads versions 1 to 4; a record of an
+/// earlier one carries no user.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Where an intent's aggregate lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -437,6 +443,11 @@ pub struct IntentRecord {
     pub schema_version: u32,
     /// Storage namespace (user / tenant separation).
     pub namespace: String,
+    /// The user it was made under (`connect({ user })`); `None` for an app
+    /// without sign-in, and for every record of a schema before 4. Only a
+    /// client of that user sends, retries or resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// The intent's id; equal to its requestId (one intent, one requestId).
     pub intent_id: String,
     /// The caller's business key, when given.
@@ -707,10 +718,13 @@ impl IntentRecord {
         self.schema_version = SCHEMA_VERSION;
     }
 
-    /// The record's text as stored: a schema-3 record keeps its body as
-    /// text; an older one is written back as it was read.
+    /// The record's text as stored: a record of schema 3 or later keeps
+    /// its body as text; an older one is written back as it was read.
     pub fn stored_text(&self, float: crate::core::protocol::FloatText) -> String {
-        JsonOut::of(&Stored(self, self.schema_version >= SCHEMA_VERSION), float)
+        JsonOut::of(
+            &Stored(self, self.schema_version >= BODY_TEXT_SCHEMA_VERSION),
+            float,
+        )
     }
 }
 
@@ -720,6 +734,7 @@ impl ToJson for Stored<'_, IntentRecord> {
         ObjectWriter::new(out)
             .put("schemaVersion", &r.schema_version)
             .put("namespace", &r.namespace)
+            .some("user", &r.user)
             .put("intentId", &r.intent_id)
             .some("intentKey", &r.intent_key)
             .put("requestId", &r.request_id)
@@ -728,7 +743,7 @@ impl ToJson for Stored<'_, IntentRecord> {
             .put("fingerprint", &r.fingerprint)
             .put("state", &r.state)
             .put("attempts", &r.attempts)
-            .some("lastResult", &r.last_result)
+            .some("lastResult", &r.last_result.as_ref().map(Kept))
             .some("reason", &r.reason)
             .some("appended", &r.appended)
             .some("appendedVersion", &r.appended_version)
@@ -748,17 +763,19 @@ impl FromJson for IntentRecord {
         // Read in field order: the first bad field is the one named.
         let schema_version = o.req("schemaVersion");
         let namespace = o.req("namespace");
+        let user = o.opt("user");
         let intent_id = o.req("intentId");
         let intent_key = o.opt("intentKey");
         let request_id = o.req("requestId");
         let aggregate = o.req("aggregate");
         let mut command: CommandSpec = o.req("command");
-        if schema_version >= SCHEMA_VERSION {
+        if schema_version >= BODY_TEXT_SCHEMA_VERSION {
             command.body.stored();
         }
         let read = IntentRecord {
             schema_version,
             namespace,
+            user,
             intent_id,
             intent_key,
             request_id,
@@ -779,6 +796,36 @@ impl FromJson for IntentRecord {
             waits_for: o.opt("waitsFor"),
         };
         o.finish(read)
+    }
+}
+
+/// The most of the last answer a record keeps, as text; past it, its
+/// message's first bytes and first binding errors, without its `result`.
+const KEPT_ANSWER: usize = 65_536;
+
+/// What a record keeps of the last answer: the whole of it, unless it is
+/// larger than a record should hold (an answer is read up to
+/// `maxAnswerBytes`; storage keeps every record of the journal): then its
+/// identity and code, its message cut, its first binding errors, and `{}`
+/// for its `result`. The caller's outcome has the answer whole.
+struct Kept<'a>(&'a CommandResult);
+
+impl ToJson for Kept<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        let at = out.text.len();
+        self.0.write_json(out);
+        if out.text.len() - at > KEPT_ANSWER {
+            out.text.truncate(at);
+            let mut r = self.0.clone();
+            let mut end = r.error_msg.len().min(KEPT_ANSWER / 16);
+            while !r.error_msg.is_char_boundary(end) {
+                end -= 1;
+            }
+            r.error_msg.truncate(end);
+            r.binding_errors.truncate(64);
+            r.result = JsonValue::empty_object();
+            r.write_json(out);
+        }
     }
 }
 
@@ -814,7 +861,7 @@ impl ::core::fmt::Display for RecordError {
 /// decoded. Version 1 is the first schema; version 2 adds scopes and the
 /// `queued` and `withdrawn` states, and reads as version 1 does (its
 /// fields are optional); version 3 keeps the body as text (read by
-/// [`IntentRecord`]'s reader). A later one adds its upgrade step here, so old
+/// [`IntentRecord`]'s reader); version 4 adds the user (optional too). A later one adds its upgrade step here, so old
 /// records are upgraded when read, never dropped, and a record from a
 /// newer build is left untouched rather than misread.
 pub fn check_schema(version: Option<u64>) -> Result<(), RecordError> {

@@ -78,10 +78,10 @@ fn a_scoped_intent_is_written_at_once_in_its_place_queued_behind_the_unsettled_o
     );
     // Every record is written in this build's schema (the body as text),
     // which builds before it leave alone; an unscoped one is not written yet.
-    assert_eq!((first.schema_version, second.schema_version), (3, 3));
+    assert_eq!((first.schema_version, second.schema_version), (4, 4));
     assert_eq!(
         (unscoped.schema_version, unscoped.revision, unscoped.scope),
-        (3, 0, None)
+        (4, 0, None)
     );
 
     assert_eq!(ahead(&journal, &first), None);

@@ -205,6 +205,8 @@ pub struct Listing<R = IntentRecord> {
     pub records: Vec<R>,
     /// Unreadable entries.
     pub quarantined: Vec<Quarantined>,
+    /// Records of other users seen, left out.
+    pub others: usize,
 }
 
 impl<R> Default for Listing<R> {
@@ -212,6 +214,7 @@ impl<R> Default for Listing<R> {
         Listing {
             records: Vec::new(),
             quarantined: Vec::new(),
+            others: 0,
         }
     }
 }
@@ -331,6 +334,7 @@ impl<R: StoredRecord> RecordStore<R> for MemoryStore {
             .map(|(_, r)| downcast(r))
             .collect();
         Ok(Listing {
+            others: 0,
             records,
             quarantined: Vec::new(),
         })

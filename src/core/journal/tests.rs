@@ -356,16 +356,16 @@ fn records_round_trip_and_the_schema_is_checked_on_read() {
     r.state = IntentState::Unknown;
     r.reason = Some("caller timeout".into());
     let text = r.stored_text(float_text);
-    assert!(text.starts_with("{\"schemaVersion\":3,"));
+    assert!(text.starts_with("{\"schemaVersion\":4,"));
     assert!(
         text.contains("\"body\":\"{\\\"amount\\\":1}\""),
         "the body kept as its text: {text}"
     );
     assert_eq!(decode_json_text(&text).unwrap(), r);
 
-    let future = text.replace("\"schemaVersion\":3", "\"schemaVersion\":9");
+    let future = text.replace("\"schemaVersion\":4", "\"schemaVersion\":9");
     assert_eq!(decode_json_text(&future), Err(RecordError::FutureSchema(9)));
-    let unversioned = text.replace("\"schemaVersion\":3,", "");
+    let unversioned = text.replace("\"schemaVersion\":4,", "");
     assert!(matches!(
         decode_json_text(&unversioned),
         Err(RecordError::Corrupt(_))
@@ -750,5 +750,47 @@ fn resume_drives_unresolved_and_escalated_intents_and_leaves_settled_ones() {
             IntentState::Escalated,
             IntentState::Queued
         ]
+    );
+}
+
+#[test]
+fn a_record_keeps_a_bounded_part_of_a_large_answer() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let mut r = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(3)))
+        .unwrap()
+        .record()
+        .clone();
+    let text = include_str!("../../../tests/fixtures/command_result_success.json");
+    let small: crate::core::protocol::CommandResult = serde_json::from_str(text).unwrap();
+    r.last_result = Some(small.clone());
+    assert_eq!(
+        decode_json_text(&r.stored_text(float_text))
+            .unwrap()
+            .last_result,
+        Some(small.clone()),
+        "an answer of a usual size is kept whole"
+    );
+    let mut large = small;
+    large.error_msg = "é".repeat(10_000);
+    large.binding_errors = (0..500)
+        .map(|i| crate::core::protocol::BindingError {
+            name: format!("f{i}"),
+            msg: "bad".into(),
+        })
+        .collect();
+    large.result = JsonValue::Object(vec![(
+        "blob".into(),
+        JsonValue::String("x".repeat(1 << 20)),
+    )]);
+    r.last_result = Some(large.clone());
+    let stored = r.stored_text(float_text);
+    assert!(stored.len() < 30_000, "{} bytes stored", stored.len());
+    let kept = decode_json_text(&stored).unwrap().last_result.unwrap();
+    assert_eq!(kept.error_msg.len(), 4_096);
+    assert_eq!(kept.binding_errors.len(), 64);
+    assert_eq!(kept.result, JsonValue::empty_object());
+    assert_eq!(
+        (kept.request_id, kept.stage),
+        (large.request_id, large.stage)
     );
 }

@@ -437,6 +437,31 @@ impl HistoryGate {
         }
     }
 
+    /// Whether another tab's word could be a probe's, by this gate's own
+    /// caps: history down since no later than now, its next look after
+    /// that and no later than a pause and a look's own time from now, a
+    /// count of failures a probe could make. Anything else is forged or
+    /// broken, and dropped: a far `nextLookAt` would silence this gate's
+    /// looks while it does not lead.
+    pub fn plausible(&self, now: i64, availability: Availability) -> bool {
+        match availability {
+            Availability::Up => true,
+            Availability::Down {
+                since,
+                next_look_at,
+                failures,
+            } => {
+                let latest = now
+                    .saturating_add(self.config.cap_ms as i64)
+                    .saturating_add(self.config.overdue_ms as i64);
+                since <= now.saturating_add(self.config.cap_ms as i64)
+                    && next_look_at >= since
+                    && next_look_at <= latest
+                    && failures <= 1_000_000
+            }
+        }
+    }
+
     /// What another tab or worker's look found (its announcement).
     pub fn heard(&mut self, availability: Availability) {
         match availability {

@@ -29,6 +29,6 @@ pub use json_codec::{FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson};
 pub use json_value::{float_text, FloatText, JsonLimits, JsonValue, MAX_NESTING};
 pub use response::{JsonResponse, ResponseBody, StreamElement};
 pub use result::{BindingError, CommandResult, ErrorInfo, FunctionInfo, FunctionKind};
-pub use route::{is_command_method, AggregateRoute, RouteError};
+pub use route::{check_base_url, check_path, is_command_method, AggregateRoute, RouteError};
 pub use sse::{SseDecoder, SseError, SseEvent};
 pub use stage::CommandStage;

@@ -84,6 +84,74 @@ fn push_segment(path: &mut String, part: &'static str, segment: &str) -> Result<
     Ok(())
 }
 
+/// Whether `path` (a command's, relative to the gateway's base URL) can
+/// only ever name a path under that base: it starts at `/`, holds no dot
+/// segment (`.`, `..`, or either percent-encoded: a URL parser folds them
+/// away), and nothing that would end the path or be read otherwise by a
+/// URL parser (`?`, `#`, `\\`, a space or a control character). A stored
+/// record's path is checked again before it is sent (a record changed in
+/// storage must not send its command elsewhere).
+pub fn check_path(path: &str) -> Result<(), String> {
+    let why = if !path.starts_with('/') {
+        "must start with `/`"
+    } else if path
+        .bytes()
+        .any(|b| b <= b' ' || b == 0x7f || b == b'?' || b == b'#' || b == b'\\')
+    {
+        "holds `?`, `#`, `\\`, a space or a control character"
+    } else if parts(&path[1..]).any(is_dot_segment) {
+        "holds a dot segment"
+    } else {
+        return Ok(());
+    };
+    Err(crate::core::text::text!("path `", path, "` ", why))
+}
+
+/// `.` or `..`, each dot perhaps written `%2e` (as a URL parser reads it).
+fn is_dot_segment(segment: &str) -> bool {
+    let b = segment.as_bytes();
+    let mut dots = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'.' {
+            i += 1;
+        } else if b[i] == b'%'
+            && b.get(i + 1) == Some(&b'2')
+            && b.get(i + 2).map(u8::to_ascii_lowercase) == Some(b'e')
+        {
+            i += 3;
+        } else {
+            return false;
+        }
+        dots += 1;
+    }
+    dots == 1 || dots == 2
+}
+
+/// Whether `base` is a gateway's base URL a request may be built on: an
+/// absolute `http(s)` URL with a host, no credentials, no query or
+/// fragment, and a path (if any) [`check_path`] accepts. What comes after
+/// it is a command's path, so a request always goes to its origin, under
+/// its path.
+pub fn check_base_url(base: &str) -> Result<(), String> {
+    let rest = base
+        .strip_prefix("https://")
+        .or_else(|| base.strip_prefix("http://"))
+        .unwrap_or("");
+    let host = parts(rest).next().unwrap_or("");
+    if host.is_empty()
+        || host.contains('@')
+        || check_path(&crate::core::text::text!("/", rest)).is_err()
+    {
+        return Err(crate::core::text::text!(
+            "baseUrl `",
+            base,
+            "` must be an absolute http(s) URL with a host, no credentials, query or fragment"
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `method` (upper case) sends a command: `POST`, `PUT`, `PATCH`
 /// or `DELETE` (a `GET` is a query).
 pub fn is_command_method(method: &str) -> bool {
@@ -183,6 +251,56 @@ impl AggregateRoute {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_path_and_a_base_url_can_only_name_the_gateway() {
+        for ok in [
+            "/account/a-1/lock_amount",
+            "/a%20b/x",
+            "/owner/%2Fx/cart",
+            "/...",
+            "/a.b/c",
+        ] {
+            assert_eq!(super::check_path(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "account/x",
+            "7/account/x",
+            "/a/../b",
+            "/a/%2e%2E/b",
+            "/a/./b",
+            "/a/.",
+            "/a?x=1",
+            "/a#f",
+            "/a\\b",
+            "/a b",
+            "/a\tb",
+            "/a\nb",
+        ] {
+            assert!(super::check_path(bad).is_err(), "{bad}");
+        }
+        for ok in [
+            "http://gw",
+            "https://gw.example.com:8443/api",
+            "http://127.0.0.1:8080/",
+            "http://[::1]:9/w/",
+        ] {
+            assert_eq!(super::check_base_url(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "gw",
+            "ftp://gw",
+            "http://",
+            "http://user:pw@gw",
+            "http://gw?x",
+            "http://gw#f",
+            "http://gw/a/../b",
+            "http://gw/a?x",
+            "https://gw\\evil",
+        ] {
+            assert!(super::check_base_url(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
     use crate::core::protocol::test_support::test;
 

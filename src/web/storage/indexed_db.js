@@ -310,6 +310,14 @@ export function idbKv(namespace) {
       const record = parsed(value);
       return on((h) => idbCas(h, store, id, expected, record, flush)).then((found) => found === null);
     },
+    // The namespace's database, closed and deleted (nothing is left in it).
+    async destroy() {
+      const name = `wow-command-client/${namespace}`;
+      if (opened) (await opened.catch(() => null))?.close();
+      opened = null;
+      handle = null;
+      await idbDeleteDatabase(name);
+    },
   };
 }
 

@@ -58,6 +58,14 @@ pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError>
         .and_then(|v| v.as_f64())
         .filter(|v| v.fract() == 0.0 && *v >= 0.0)
         .map(|v| v as u64);
+    if version.is_none() {
+        // An entry moved aside says why.
+        if let Some(why) =
+            crate::web::safe_read::get(&value, "quarantinedFor").and_then(|w| w.as_string())
+        {
+            return Err(RecordError::Corrupt(why));
+        }
+    }
     R::check_schema(version)?;
     let json = json_from_js(value).map_err(|e| RecordError::Corrupt(e.text()))?;
     R::from_json(json).map_err(|e| RecordError::Corrupt(e.message()))

@@ -4,7 +4,7 @@
 // adapter ({ get, set, delete, list, compareAndSet?, deleteMany? }). Each
 // operation answers a promise; what a value means is the module's to read.
 
-import { callWithin } from "../runtime.js";
+import { callWithin, own } from "../runtime.js";
 
 // The revision of a stored record (its JSON text, or the object IndexedDB
 // keeps): 0 when absent, -1 when unreadable (it matches no expected revision).
@@ -24,12 +24,19 @@ export function revisionOf(value) {
 // operation is bounded by `timeoutMs` (0: unbounded) and a caller's adapter
 // answers strings only.
 export function openStore(kv, builtin, immediate, timeoutMs) {
-  for (const name of ["get", "set", "delete", "list"]) {
-    if (typeof kv?.[name] !== "function") throw Object.assign(new Error(`the storage adapter has no \`${name}\` method`), { name: "NotSupportedError" });
-  }
+  // The adapter's methods, read once as its own (or its class's), never a
+  // built-in prototype's: a polluted Object.prototype adds no compareAndSet.
+  // The first four are required; `destroy` is IndexedDB's own (idbKv). No
+  // prototype: an absent method is absent, whatever Object.prototype holds.
+  const m = Object.create(null);
+  ["get", "set", "delete", "list", "compareAndSet", "deleteMany", "destroy"].forEach((name, i) => {
+    const f = kv == null ? undefined : own(kv, name);
+    if (typeof f === "function" && (builtin || name !== "destroy")) m[name] = f;
+    else if (i < 4) throw Object.assign(new Error(`the storage adapter has no \`${name}\` method`), { name: "NotSupportedError" });
+  });
   const call = (name, ...args) => immediate
-    ? Promise.resolve().then(() => kv[name](...args))
-    : callWithin(kv[name], kv, args, timeoutMs, `the storage adapter's ${name}()`);
+    ? Promise.resolve().then(() => m[name].apply(kv, args))
+    : callWithin(m[name], kv, args, timeoutMs, `the storage adapter's ${name}()`);
   const stored = (value, what) => {
     if (builtin || value == null || typeof value === "string") return value ?? null;
     throw Object.assign(new Error(`the adapter's ${what} did not return a string`), { name: "ReadError" });
@@ -37,7 +44,7 @@ export function openStore(kv, builtin, immediate, timeoutMs) {
   const get = async (key) => stored(await call("get", key), `get(${key})`);
   return {
     builtin,
-    swaps: typeof kv.compareAndSet === "function",
+    swaps: !!m.compareAndSet,
     get,
     // Every [key, value] under `prefix`; values a store lists without are read.
     async list(prefix) {
@@ -56,7 +63,7 @@ export function openStore(kv, builtin, immediate, timeoutMs) {
     // `expected` (null: absent). Without compareAndSet: read, compare, write
     // (the Web Lock around each intent keeps one writer across tabs).
     async put(key, text, expected, flush) {
-      if (typeof kv.compareAndSet === "function") {
+      if (m.compareAndSet) {
         if (await call("compareAndSet", key, expected, text, flush) === true) return true;
       } else {
         const current = revisionOf(await get(key));
@@ -66,14 +73,22 @@ export function openStore(kv, builtin, immediate, timeoutMs) {
       return now == null ? null : revisionOf(now);
     },
     async remove(keys) {
-      if (typeof kv.deleteMany === "function") return void await call("deleteMany", keys);
+      if (m.deleteMany) return void await call("deleteMany", keys);
       for (const key of keys) await call("delete", key);
     },
-    // Moves an unreadable entry aside (quarantine), never dropping it.
-    async aside(from, to) {
+    // Lets go of the store where it is the namespace's alone (IndexedDB's
+    // database, deleted once nothing is left in it: sign-out's purge).
+    async destroy() {
+      if (m.destroy) await call("destroy");
+    },
+    // Moves an unreadable entry aside (quarantine), never dropping it, kept
+    // with why (`quarantined()` reads it): IndexedDB keeps the object, a
+    // string store its JSON text.
+    async aside(from, to, reason) {
       const value = await call("get", from);
       if (value == null) return;
-      await call("set", to, value);
+      const kept = { quarantinedFor: reason, value };
+      await call("set", to, builtin && !immediate ? kept : JSON.stringify(kept));
       await call("delete", from);
     },
   };

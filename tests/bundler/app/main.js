@@ -7,7 +7,7 @@ import { memoryAdapter } from "wow-command-client/adapters";
 
 try {
   await init();
-  const client = await WowClient.connect({ baseUrl: location.origin, namespace: "bundled" });
+  const client = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: "bundled" });
   const id = `bundled-${crypto.randomUUID()}`;
   const result = await client.sendAndWait({ aggregate: { resource: "account", id }, action: "create_account",
     create: true, body: { name: id, balance: 1 } });

@@ -3,7 +3,7 @@
 import { WowClient } from "wow-command-client";
 
 try {
-  const client = await WowClient.connect({ baseUrl: location.origin, namespace: "client-only" });
+  const client = await WowClient.connect({ user: null, baseUrl: location.origin, namespace: "client-only" });
   document.body.dataset.namespace = client.namespace;
 } catch (e) {
   document.body.dataset.error = e.message;

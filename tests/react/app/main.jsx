@@ -128,9 +128,12 @@ function Ready() {
 
 function App() {
   const [showSender, setShowSender] = useState(true);
+  // Who is signed in (`?user=`, none by default); `#sign-in-as` switches to another user, as a sign-in does.
+  const [user, setUser] = useState(params.get("user"));
   const intent = params.get("intent");
   return (
-    <WowProvider options={options}>
+    <WowProvider options={options} user={user}>
+      <button id="sign-in-as" onClick={() => setUser(params.get("next"))}>Sign in as the next user</button>
       <Ready />
       {showSender && <Sender />}
       <button id="hide" onClick={() => setShowSender(false)}>Hide the sender</button>
