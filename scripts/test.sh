@@ -86,7 +86,7 @@ suite wasm-firefox   env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=firefox \
 suite wasm-webkit    env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=webkit \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
-suite node           node --test tests/edge/node.test.mjs tests/edge/adapters.test.mjs tests/edge/first-hour.test.mjs tests/edge/settles.test.mjs tests/edge/trust.test.mjs
+suite node           node --test tests/edge/node.test.mjs tests/edge/adapters.test.mjs tests/edge/first-hour.test.mjs tests/edge/settles.test.mjs tests/edge/trust.test.mjs tests/edge/wow9.test.mjs
 suite workerd        node --test tests/edge/workerd.test.mjs
 # A line per runtime: Deno (and its KV adapter), Bun, Vercel's edge-runtime.
 suite deno           env RUNTIMES=deno node --test tests/edge/runtimes.test.mjs

@@ -123,20 +123,30 @@ impl CommandInput {
 
 /// The mistake of a command whose own `headers` carry a credential
 /// (`Authorization`, `Cookie`, `Proxy-Authorization`, or a name the app
-/// lists as secret): a command's headers are kept with its intent, in
-/// storage, where no credential may be. A `TypeError`, nothing written.
-pub fn secret_header(input: &CommandInput, secrets: &str) -> Option<String> {
-    let (name, _) = input
-        .headers
-        .as_ref()?
-        .iter()
-        .find(|(name, _)| crate::core::journal::is_secret(name, secrets))?;
-    Some(text!(
-        "command.headers.",
-        name,
-        " is a credential, and a command's headers are stored with its intent: give it through \
-         connect({ headers }), which is asked before each request and never stored"
-    ))
+/// lists as secret: a command's headers are kept with its intent, in
+/// storage, where no credential may be), or a `Command-Header-<key>`
+/// whose key Wow reserves (the gateway refuses the command). A
+/// `TypeError`, nothing written.
+pub fn header_mistake(input: &CommandInput, secrets: &str) -> Option<String> {
+    input.headers.as_ref()?.iter().find_map(|(name, _)| {
+        if crate::core::journal::is_secret(name, secrets) {
+            return Some(text!(
+                "command.headers.",
+                name,
+                " is a credential, and a command's headers are stored with its intent: give it \
+                 through connect({ headers }), which is asked before each request and never stored"
+            ));
+        }
+        let key = crate::core::protocol::headers::reserved_command_header(name)?;
+        Some(text!(
+            "command.headers.",
+            name,
+            ": Wow reserves the message header key `",
+            key,
+            "` (the framework writes it; a Command-Header- setting it is refused with 400 \
+             IllegalArgument)"
+        ))
+    })
 }
 
 /// Parses a stage name.
@@ -334,7 +344,7 @@ mod tests {
                 ("Command-Header-Trace".into(), "t".into()),
                 (name.into(), "secret".into()),
             ]);
-            let why = secret_header(&c, secrets).expect(name);
+            let why = header_mistake(&c, secrets).expect(name);
             assert!(
                 why.starts_with(&text!("command.headers.", name, " is a credential"))
                     && why.contains("connect({ headers })"),
@@ -343,8 +353,59 @@ mod tests {
         }
         let mut c = command("account", Some("a-1"), Some("x"));
         c.headers = Some(vec![("Command-Header-Trace".into(), "t".into())]);
-        assert_eq!(secret_header(&c, secrets), None);
-        assert_eq!(secret_header(&command("a", Some("b"), Some("x")), ""), None);
+        assert_eq!(header_mistake(&c, secrets), None);
+        assert_eq!(
+            header_mistake(&command("a", Some("b"), Some("x")), ""),
+            None
+        );
+    }
+
+    #[test]
+    fn a_command_header_key_wow_reserves_is_a_mistake() {
+        // Wow 9's own list (CommandRequestExtendHeaderAppenderTest).
+        for name in [
+            "Command-Header-command_operator",
+            "command-header-command_operator",
+            "Command-Header-Command_Operator",
+            "Command-Header-local_first",
+            "Command-Header-trace_id",
+            "Command-Header-upstream_id",
+            "Command-Header-upstream_name",
+            "Command-Header-user_agent",
+            "Command-Header-remote_ip",
+            "Command-Header-command_wait_id",
+            "Command-Header-command_wait_tail_stage",
+            "Command-Header-command_wait_anything",
+            "Command-Header-compensate.id",
+            "Command-Header-traceparent",
+            "Command-Header-app_id",
+            "command-header-device_id",
+        ] {
+            let mut c = command("account", Some("a-1"), Some("x"));
+            c.headers = Some(vec![
+                ("Command-Header-app".into(), "oms".into()),
+                (name.into(), "spoofed".into()),
+            ]);
+            let why = header_mistake(&c, "").expect(name);
+            assert!(
+                why.starts_with(&text!("command.headers.", name, ": Wow reserves"))
+                    && why.contains(&name["Command-Header-".len()..])
+                    && why.contains("IllegalArgument"),
+                "{why}"
+            );
+        }
+        // Its neighbours are the app's own keys.
+        for name in [
+            "Command-Header-app",
+            "Command-Header-trace",
+            "Command-Header-operator",
+            "X-Trace-Id",
+            "Command-Head",
+        ] {
+            let mut c = command("account", Some("a-1"), Some("x"));
+            c.headers = Some(vec![(name.into(), "v".into())]);
+            assert_eq!(header_mistake(&c, ""), None, "{name}");
+        }
     }
 
     #[test]

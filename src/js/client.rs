@@ -622,7 +622,7 @@ impl WowClient {
         let secret = read
             .as_ref()
             .ok()
-            .and_then(|c| input::secret_header(c, &executor.engine().config().secret_headers));
+            .and_then(|c| input::header_mistake(c, &executor.engine().config().secret_headers));
         if let Some(why) = secret {
             executor.engine().refuse(now, call, why);
         } else {

@@ -10,7 +10,7 @@ use crate::core::caller_fields::Given;
 #[cfg(feature = "client")]
 pub use crate::core::connect_input::{ConnectInput, Settings};
 #[cfg(feature = "client")]
-pub use crate::core::intent_input::{intent, secret_header, CommandInput, Defaults};
+pub use crate::core::intent_input::{header_mistake, intent, CommandInput, Defaults};
 use crate::core::text::text;
 
 impl Given for JsValue {

@@ -411,6 +411,8 @@ export interface Command {
    * Extra headers kept with the intent and sent with every attempt (`Command-Header-*` and the like).
    * Never a credential: Authorization, Cookie, Proxy-Authorization or a `secretHeaders` name is a
    * TypeError (give credentials through `connect({ headers })`, asked per request, never stored).
+   * Nor a `Command-Header-<key>` whose key Wow 9 reserves (`trace_id`, `command_operator`,
+   * `command_wait_*`, `compensate.*` …): the gateway refuses it, so it is a TypeError here.
    */
   headers?: Record<string, string>;
 }

@@ -15,6 +15,47 @@ pub fn retry_after_ms(value: Option<&str>) -> Option<u64> {
     crate::core::text::parse_decimal(value?.trim()).map(|s| s.saturating_mul(1000))
 }
 
+/// The `Command-Header-<key>` keys Wow 9 reserves
+/// (`ReservedCommandHeaderKeys`, webflux): the framework writes them
+/// itself (operator, local-first, trace and upstream, user agent, remote
+/// IP, W3C trace context, CoSec's app and device), so a request setting
+/// one is refused (400 `IllegalArgument`) and nothing of it copied. Lower
+/// case; Wow compares keys case-insensitively. Wow 8.10 copied them.
+pub const RESERVED_COMMAND_HEADER_KEYS: [&str; 12] = [
+    "command_operator",
+    "local_first",
+    "trace_id",
+    "upstream_id",
+    "upstream_name",
+    "user_agent",
+    "remote_ip",
+    "traceparent",
+    "tracestate",
+    "baggage",
+    "app_id",
+    "device_id",
+];
+
+/// Key prefixes Wow 9 reserves likewise: every wait key and every
+/// compensation key.
+pub const RESERVED_COMMAND_HEADER_PREFIXES: [&str; 2] = ["command_wait_", "compensate."];
+
+/// The key of header `name` when it is a `Command-Header-<key>` (prefix
+/// in any case) whose key Wow 9 reserves.
+pub fn reserved_command_header(name: &str) -> Option<&str> {
+    let at = names::HEADER_PREFIX.len();
+    if !name.get(..at)?.eq_ignore_ascii_case(names::HEADER_PREFIX) {
+        return None;
+    }
+    let key = &name[at..];
+    let lower = key.to_ascii_lowercase();
+    let reserved = RESERVED_COMMAND_HEADER_KEYS.contains(&lower.as_str())
+        || RESERVED_COMMAND_HEADER_PREFIXES
+            .iter()
+            .any(|p| lower.starts_with(p));
+    reserved.then_some(key)
+}
+
 /// Header names, exactly as the server spells them.
 pub mod names {
     /// Stage to wait for (default PROCESSED).
@@ -274,12 +315,13 @@ impl CommandHeaders {
         Ok(self)
     }
 
-    /// A custom message header, sent as `Command-Header-<key>`.
+    /// A custom message header, sent as `Command-Header-<key>`; a key Wow
+    /// 9 reserves is refused ([`reserved_command_header`]).
     pub fn custom(&mut self, key: &str, value: &str) -> Result<&mut Self, HeaderError> {
-        if !is_token(key) {
+        let name = crate::core::text::text!(names::HEADER_PREFIX, key);
+        if !is_token(key) || reserved_command_header(&name).is_some() {
             return Err(refuse(key, HeaderErrorReason::InvalidName));
         }
-        let name = crate::core::text::text!(names::HEADER_PREFIX, key);
         self.set(&name, value)
     }
 
@@ -354,6 +396,7 @@ mod tests {
             HeaderErrorReason::InvalidName
         );
         assert!(h.custom("tenant:x", "v").is_err());
+        assert!(h.custom("Trace_Id", "v").is_err() && h.custom("command_wait_x", "v").is_err());
     }
 
     #[test]

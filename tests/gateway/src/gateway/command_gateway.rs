@@ -128,6 +128,10 @@ impl App {
                 name.as_str().strip_prefix("command-header-"),
                 value.to_str(),
             ) {
+                if is_reserved_key(key) {
+                    let msg = format!("Command header key [{key}] is reserved by the framework.");
+                    return fail(error_info(ErrorCode::IllegalArgument, &msg, vec![]), 400);
+                }
                 msg_header.insert(key.to_owned(), v.to_owned());
             }
         }
@@ -415,4 +419,31 @@ impl App {
         }
         None
     }
+}
+
+/// Whether a `Command-Header-<key>` sets a key Wow 9 reserves (webflux's
+/// `ReservedCommandHeaderKeys`: the keys the framework's own header
+/// writers set, the W3C trace context, CoSec's app and device ids, and
+/// every wait and compensation key): Wow refuses the request (400
+/// `IllegalArgument`) and copies nothing. Written out here, apart from the
+/// client's list, so a test through both says whether they agree.
+fn is_reserved_key(key: &str) -> bool {
+    const KEYS: [&str; 12] = [
+        "command_operator",
+        "local_first",
+        "trace_id",
+        "upstream_id",
+        "upstream_name",
+        "user_agent",
+        "remote_ip",
+        "traceparent",
+        "tracestate",
+        "baggage",
+        "app_id",
+        "device_id",
+    ];
+    let key = key.to_ascii_lowercase();
+    KEYS.contains(&key.as_str())
+        || key.starts_with("command_wait_")
+        || key.starts_with("compensate.")
 }
