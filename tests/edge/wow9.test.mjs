@@ -1,8 +1,11 @@
 // What Wow 9 changed on a command client's wire, through WowClient in Node
-// against the test gateway, which follows Wow 9 where this file says so:
+// against the test gateway, which follows Wow 9 by default and 8.10 with
+// `--wow 8.10`:
 //   - a `Command-Header-<key>` whose key Wow reserves is refused by the
 //     gateway (400 IllegalArgument, nothing copied), so the client refuses
-//     it when the command is given: a TypeError, nothing written, nothing sent.
+//     it when the command is given: a TypeError, nothing written, nothing sent;
+//   - a query's tree is `filter` or the deprecated `condition`, never both,
+//     and 8.10 reads a `filter` it does not know as "everything".
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount, startGateway } from "../support/gateway.mjs";
@@ -11,9 +14,39 @@ import { memoryAdapter } from "../../pkg/adapters.js";
 
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
-let gateway;
-before(async () => { gateway = await startGateway({ quiet: true }); });
-after(async () => { await gateway?.stop(); });
+let gateway, old;
+before(async () => { [gateway, old] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" })]); });
+after(async () => { await gateway?.stop(); await old?.stop(); });
+
+const post = (base, path, body) => fetch(`${base}${path}`, {
+  method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
+  .then(async (r) => ({ status: r.status, body: await r.json() }));
+
+test("the gateway reads a query's tree as Wow 9 (filter or condition, never both) or as 8.10 (a filter it does not know is everything)", async () => {
+  // Two accounts on each, so that "the one stream" is a choice the tree made.
+  const [id] = [await createAccount(gateway.base), await createAccount(gateway.base)];
+  const [oldId, oldOther] = [await createAccount(old.base), await createAccount(old.base)];
+  const filter = (aggregateId) => ({ op: "AND", operands: [{ op: "AGGREGATE_ID", value: aggregateId }, { op: "EQ", field: "version", value: 1 }] });
+  const condition = (aggregateId) => ({ operator: "AND", children: [{ operator: "AGGREGATE_ID", value: aggregateId }, { field: "version", operator: "EQ", value: 1 }] });
+  // Wow 9: each shape finds the one stream; a count's body is the bare tree.
+  for (const body of [{ filter: filter(id), limit: 10 }, { condition: condition(id), limit: 10 }]) {
+    const r = await post(gateway.base, "/account/event/list", body);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.map((s) => s.aggregateId), [id]);
+  }
+  assert.deepEqual(await post(gateway.base, "/account/event/count", filter(id)), { status: 200, body: 1 });
+  const both = await post(gateway.base, "/account/event/list", { filter: filter(id), condition: condition(id), limit: 10 });
+  assert.equal(both.status, 400);
+  assert.equal(both.body.errorCode, "QuerySchemaValidation");
+  assert.equal(both.body.bindingErrors[0].code, "INVALID_REQUEST");
+  const stray = await post(gateway.base, "/account/event/count", { op: "AGGREGATE_ID", value: id, children: [] });
+  assert.deepEqual([stray.status, stray.body.bindingErrors[0]?.code], [400, "UNKNOWN_PROPERTY"]);
+  // 8.10: the filter is not read; the list's tree is "everything" (the danger a client must never misread).
+  const seen = await post(old.base, "/account/event/list", { filter: filter(oldId), limit: 1000 });
+  assert.equal(seen.status, 200);
+  assert.ok(seen.body.some((s) => s.aggregateId === oldOther), "8.10 answered streams the filter excludes");
+  assert.deepEqual((await post(old.base, "/account/event/list", { condition: condition(oldId), limit: 10 })).body.map((s) => s.aggregateId), [oldId]);
+});
 
 const lock = (id, headers) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 }, headers });
 

@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 fn usage() -> ! {
-    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
+    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
     std::process::exit(2)
 }
 
@@ -33,6 +33,7 @@ async fn main() {
     let mut backoff_ms = 500u64;
     let mut gap_ms = 5u64;
     let mut static_dirs = static_files::StaticDirs::default();
+    let mut wow = query::Wow::Nine;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -44,6 +45,13 @@ async fn main() {
             "--stage-gap-ms" => gap_ms = value().parse().unwrap_or_else(|_| usage()),
             "--www" => static_dirs.www = Some(PathBuf::from(value())),
             "--pkg" => static_dirs.pkg = Some(PathBuf::from(value())),
+            "--wow" => {
+                wow = match value().as_str() {
+                    "9" => query::Wow::Nine,
+                    "8.10" => query::Wow::EightTen,
+                    _ => usage(),
+                }
+            }
             "--print-openapi" => {
                 let doc = serde_json::to_string_pretty(&openapi::document()).expect("serialisable");
                 println!("{doc}");
@@ -70,6 +78,7 @@ async fn main() {
             stage_gap: Duration::from_millis(gap_ms),
             precheck_ttl: Duration::from_secs(60),
             static_dirs,
+            wow,
         },
         seed.unwrap_or(0),
     );

@@ -6,6 +6,147 @@ use serde_json::Value;
 /// A refusal: 400 `IllegalArgument`.
 pub type Refusal = String;
 
+/// Which Wow a rule that changed after 8.10 follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wow {
+    /// 8.10.10: a query body's tree is `condition` (a count's body is a
+    /// bare condition); a field it does not know, such as 9's `filter` or
+    /// `op`, is ignored, so an operator left out is `ALL`. Reserved
+    /// `Command-Header-` keys are copied.
+    EightTen,
+    /// 9.x (the sources of 9.x, `QueryBodyExtractor`, `FilterExpression`,
+    /// `QueryErrorCodes`, `HttpQueryGuardFilter`, `ReservedCommandHeaderKeys`):
+    /// a body's tree is `filter` (`op`, `operands`, `field`, `value`,
+    /// `values`; strict) or the deprecated `condition`, never both; a
+    /// guard of 128 nodes; reserved `Command-Header-` keys refused.
+    Nine,
+}
+
+/// A query body that cannot be read: 400 `QuerySchemaValidation`, with the
+/// JSON path and the machine-readable code Wow 9 reports (`BindingError`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The JSON path, or `body`.
+    pub name: String,
+    /// Wow's `QueryErrorCodes`: `UNKNOWN_PROPERTY`, `UNKNOWN_TYPE`, `INVALID_VALUE`, `INVALID_REQUEST`.
+    pub code: &'static str,
+    /// What is wrong.
+    pub msg: String,
+}
+
+fn schema_error(name: &str, code: &'static str, msg: String) -> SchemaError {
+    SchemaError {
+        name: name.to_owned(),
+        code,
+        msg,
+    }
+}
+
+/// The condition tree a query body asks for, read as `wow` reads it: a
+/// count's body is the tree itself, a list's or page's is under
+/// `condition` or (Wow 9) `filter`. Wow 9's filter is translated into the
+/// condition it means, so one evaluator serves both.
+pub fn tree_of(body: &Value, count: bool, wow: Wow) -> Result<Value, SchemaError> {
+    if wow == Wow::EightTen {
+        return Ok(if count {
+            body.clone()
+        } else {
+            body["condition"].clone()
+        });
+    }
+    if count {
+        if body.get("op").is_some() && body.get("operator").is_some() {
+            return Err(schema_error(
+                "body",
+                "INVALID_REQUEST",
+                "op and operator cannot be used together.".into(),
+            ));
+        }
+        return if body.get("op").is_some() {
+            condition_of_filter(body, "body")
+        } else {
+            Ok(body.clone())
+        };
+    }
+    match (body.get("filter"), body.get("condition")) {
+        (Some(_), Some(_)) => Err(schema_error(
+            "body",
+            "INVALID_REQUEST",
+            "filter and condition cannot be used together.".into(),
+        )),
+        (Some(filter), None) => condition_of_filter(filter, "filter"),
+        _ => Ok(body["condition"].clone()),
+    }
+}
+
+/// Wow 9's `FilterExpression` at `path`, read strictly (an unknown
+/// operator or property is refused), as the legacy condition it means.
+fn condition_of_filter(f: &Value, path: &str) -> Result<Value, SchemaError> {
+    let object = f
+        .as_object()
+        .ok_or_else(|| schema_error(path, "INVALID_VALUE", "A filter must be an object.".into()))?;
+    let op = f["op"].as_str().ok_or_else(|| {
+        schema_error(
+            path,
+            "INVALID_REQUEST",
+            "Nested filter expression must use op.".into(),
+        )
+    })?;
+    // The properties each operator the gateway evaluates takes.
+    let (operator, properties): (&str, &[&str]) = match op {
+        "AND" | "OR" => (op, &["operands"]),
+        "MATCH_ALL" => ("ALL", &[]),
+        "ID" | "AGGREGATE_ID" | "TENANT_ID" | "OWNER_ID" | "SPACE_ID" => (op, &["value"]),
+        "IDS" | "AGGREGATE_IDS" => (op, &["values"]),
+        "EQ" | "GT" | "GTE" | "LT" | "LTE" => (op, &["field", "value"]),
+        "IN" => (op, &["field", "values"]),
+        _ => {
+            return Err(schema_error(
+                path,
+                "UNKNOWN_TYPE",
+                format!("Unknown filter operator [{op}]."),
+            ))
+        }
+    };
+    if let Some(key) = object
+        .keys()
+        .find(|k| *k != "op" && !properties.contains(&k.as_str()))
+    {
+        return Err(schema_error(
+            &format!("{path}.{key}"),
+            "UNKNOWN_PROPERTY",
+            format!("Unknown property [{key}] of filter {op}."),
+        ));
+    }
+    let mut condition = serde_json::Map::new();
+    condition.insert("operator".into(), operator.into());
+    if let Some(field) = f.get("field") {
+        condition.insert("field".into(), field.clone());
+    }
+    if let Some(value) = f.get("value").or(f.get("values")) {
+        condition.insert("value".into(), value.clone());
+    }
+    if let Some(operands) = f.get("operands") {
+        let operands = operands
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| {
+                schema_error(
+                    path,
+                    "INVALID_VALUE",
+                    format!("{op} operands cannot be empty."),
+                )
+            })?;
+        let children = operands
+            .iter()
+            .enumerate()
+            .map(|(i, o)| condition_of_filter(o, &format!("{path}.operands[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        condition.insert("children".into(), children.into());
+    }
+    Ok(Value::Object(condition))
+}
+
 const EXPENSIVE: &[&str] = &[
     "NE",
     "NOT_IN",
@@ -41,10 +182,11 @@ fn count_nodes(c: &Value) -> usize {
         .map_or(0, |ch| ch.iter().map(count_nodes).sum())
 }
 
-/// Applies the guard to a condition tree.
-pub fn guard(c: &Value) -> Result<(), Refusal> {
-    if count_nodes(c) > 64 {
-        return Err("Condition has more than 64 nodes.".into());
+/// Applies the guard to a condition tree: 64 nodes in 8.10, 128 in 9.
+pub fn guard(c: &Value, wow: Wow) -> Result<(), Refusal> {
+    let most = if wow == Wow::Nine { 128 } else { 64 };
+    if count_nodes(c) > most {
+        return Err(format!("Condition has more than {most} nodes."));
     }
     check(c)
 }
@@ -356,7 +498,7 @@ mod tests {
         let c = json!({"operator": "AND", "children": [
             {"operator": "AGGREGATE_ID", "value": "a1"},
             {"field": "requestId", "operator": "EQ", "value": "r1"}]});
-        assert!(guard(&c).is_ok());
+        assert!(guard(&c, Wow::EightTen).is_ok());
         assert!(eval(&c, &doc()));
         assert_eq!(pinned_ids(&c), Some(vec!["a1".to_owned()]));
         let other = json!({"field": "requestId", "operator": "EQ", "value": "r2"});
@@ -380,13 +522,70 @@ mod tests {
     }
 
     #[test]
+    fn wow_9_reads_a_filter_or_a_condition_never_both_and_8_10_ignores_the_filter() {
+        let filter = json!({"op": "AND", "operands": [
+            {"op": "AGGREGATE_IDS", "values": ["a1", "a2"]},
+            {"op": "IN", "field": "requestId", "values": ["r1"]}]});
+        let condition = json!({"operator": "AND", "children": [
+            {"operator": "AGGREGATE_IDS", "value": ["a1", "a2"]},
+            {"operator": "IN", "field": "requestId", "value": ["r1"]}]});
+        let list = json!({"filter": filter, "limit": 1});
+        assert_eq!(tree_of(&list, false, Wow::Nine), Ok(condition.clone()));
+        assert_eq!(tree_of(&filter, true, Wow::Nine), Ok(condition.clone()));
+        let old = json!({"condition": condition, "limit": 1});
+        assert_eq!(tree_of(&old, false, Wow::Nine), Ok(condition.clone()));
+        assert_eq!(tree_of(&condition, true, Wow::Nine), Ok(condition.clone()));
+        assert!(eval(&tree_of(&filter, true, Wow::Nine).unwrap(), &doc()));
+        // Both at once is a 400, at the top and inside a count's tree.
+        let both = json!({"filter": filter, "condition": condition, "limit": 1});
+        assert_eq!(
+            tree_of(&both, false, Wow::Nine).unwrap_err().code,
+            "INVALID_REQUEST"
+        );
+        let mixed = json!({"op": "AND", "operator": "AND", "operands": []});
+        assert_eq!(
+            tree_of(&mixed, true, Wow::Nine).unwrap_err().code,
+            "INVALID_REQUEST"
+        );
+        // Strict: an unknown property or operator is refused, naming where.
+        let stray = json!({"op": "AND", "operands": [{"op": "EQ", "field": "requestId", "value": "r", "children": []}]});
+        let e = tree_of(&stray, true, Wow::Nine).unwrap_err();
+        assert_eq!(
+            (e.name.as_str(), e.code),
+            ("body.operands[0].children", "UNKNOWN_PROPERTY")
+        );
+        assert_eq!(
+            tree_of(&json!({"op": "MATCH"}), true, Wow::Nine)
+                .unwrap_err()
+                .code,
+            "UNKNOWN_TYPE"
+        );
+        assert_eq!(
+            tree_of(&json!({"op": "AND", "operands": []}), true, Wow::Nine)
+                .unwrap_err()
+                .code,
+            "INVALID_VALUE"
+        );
+        // 8.10 does not know `filter` or `op`: the tree it reads is "everything".
+        assert_eq!(tree_of(&list, false, Wow::EightTen), Ok(Value::Null));
+        assert!(matches_all(&tree_of(&filter, true, Wow::EightTen).unwrap()));
+        // The guard: 128 nodes in 9, 64 in 8.10.
+        let wide = json!({"operator": "OR", "children": (0..100).map(|i| json!({"operator": "AGGREGATE_ID", "value": i.to_string()})).collect::<Vec<_>>()});
+        assert!(guard(&wide, Wow::Nine).is_ok() && guard(&wide, Wow::EightTen).is_err());
+    }
+
+    #[test]
     fn the_guard_refuses_unknown_expensive_and_oversized_conditions() {
-        assert!(guard(&json!({"operator": "LIKE"})).is_err());
-        assert!(guard(&json!({"operator": "NE", "field": "x", "value": 1})).is_err());
-        assert!(guard(&json!({"operator": "RAW", "value": "{}"})).is_err());
-        assert!(guard(&json!({"operator": "AND", "children": []})).is_err());
+        assert!(guard(&json!({"operator": "LIKE"}), Wow::EightTen).is_err());
+        assert!(guard(
+            &json!({"operator": "NE", "field": "x", "value": 1}),
+            Wow::EightTen
+        )
+        .is_err());
+        assert!(guard(&json!({"operator": "RAW", "value": "{}"}), Wow::EightTen).is_err());
+        assert!(guard(&json!({"operator": "AND", "children": []}), Wow::EightTen).is_err());
         let wide: Vec<Value> = (0..65).map(|_| json!({"operator": "ALL"})).collect();
-        assert!(guard(&json!({"operator": "AND", "children": wide})).is_err());
+        assert!(guard(&json!({"operator": "AND", "children": wide}), Wow::EightTen).is_err());
         assert!(matches_all(&json!({"operator": "ALL"})));
         assert!(!matches_all(
             &json!({"operator": "AGGREGATE_ID", "value": "x"})

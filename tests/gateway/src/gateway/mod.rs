@@ -73,6 +73,8 @@ pub struct Settings {
     pub precheck_ttl: Duration,
     /// The demo page and package, when served.
     pub static_dirs: crate::static_files::StaticDirs,
+    /// Which Wow the rules that changed after 8.10 follow (`--wow`).
+    pub wow: crate::query::Wow,
 }
 
 /// Shared state.

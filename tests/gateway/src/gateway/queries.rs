@@ -50,12 +50,18 @@ impl App {
             Ok(v) => v,
             Err(e) => return illegal(&format!("Invalid query body: {e}")),
         };
-        let condition = if op == "count" {
-            body.clone()
-        } else {
-            body["condition"].clone()
+        let wow = self.settings.wow;
+        let condition = match query::tree_of(&body, op == "count", wow) {
+            Ok(tree) => tree,
+            Err(e) => {
+                let answer = json!({
+                    "errorCode": "QuerySchemaValidation", "errorMsg": e.msg, "succeeded": false,
+                    "bindingErrors": [{ "name": e.name, "msg": e.msg, "code": e.code }],
+                });
+                return http::json(400, "QuerySchemaValidation", &answer);
+            }
         };
-        if let Err(why) = query::guard(&condition) {
+        if let Err(why) = query::guard(&condition, wow) {
             return illegal(&why);
         }
         let (limit, page) = match op {
