@@ -4,11 +4,13 @@
 //   - a `Command-Header-<key>` whose key Wow reserves is refused by the
 //     gateway (400 IllegalArgument, nothing copied), so the client refuses
 //     it when the command is given: a TypeError, nothing written, nothing sent;
+//     One an earlier build stored is settled rejected (NotSent), never sent;
 //   - a query's tree is `filter` or the deprecated `condition`, never both,
 //     and 8.10 reads a `filter` it does not know as "everything".
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount, startGateway } from "../support/gateway.mjs";
+import { arrivals } from "../support/neighbour.mjs";
 import { WowClient } from "../../pkg/node.js";
 import { memoryAdapter } from "../../pkg/adapters.js";
 
@@ -89,5 +91,35 @@ test("a command carrying a header key Wow reserves is refused when given: a Type
   const sent = await client.sendAndWait(lock(id, { "Command-Header-app": "oms" }));
   assert.equal(sent.errorCode, "Ok");
   assert.equal((await gateway.history("account", id)).length, 2);
+  client.free();
+});
+
+test("a stored intent an earlier build wrote with a reserved header key is settled rejected (NotSent), nothing sent", async () => {
+  const id = await createAccount(gateway.base);
+  const map = new Map(), namespace = unique("wow9-old");
+  // Written offline, so it waits unsent; then its record is given a key an earlier build let through.
+  globalThis.navigator ??= {};
+  const was = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  Object.defineProperty(globalThis, "navigator", { configurable: true, value: { onLine: false } });
+  let pending;
+  try {
+    const writer = await WowClient.connect({ baseUrl: gateway.base, user: null, storage: memoryAdapter(map), namespace, offline: "return" });
+    pending = await writer.send(lock(id, { "Command-Header-app": "oms" }));
+    writer.free();
+  } finally {
+    Object.defineProperty(globalThis, "navigator", was);
+  }
+  const key = `wow-intents/${namespace}/${pending.intentId}`;
+  const record = JSON.parse(map.get(key));
+  record.command.headers.push(["Command-Header-trace_id", "spoofed"]);
+  map.set(key, JSON.stringify(record));
+  const client = await WowClient.connect({ baseUrl: gateway.base, user: null, storage: memoryAdapter(map), namespace });
+  const { driven } = await client.resume();
+  assert.equal(driven.length, 1, JSON.stringify(driven));
+  const [outcome] = driven;
+  assert.deepEqual([outcome.status, outcome.appended, outcome.error?.errorCode], ["rejected", false, "NotSent"], JSON.stringify(outcome));
+  assert.match(outcome.error.errorMsg, /Command-Header-trace_id.*Wow reserves its key/);
+  assert.deepEqual(await arrivals(gateway, pending.requestId), [], "nothing reached the gateway");
+  assert.equal(await gateway.stored("account", id, pending.requestId), 0);
   client.free();
 });

@@ -130,6 +130,9 @@ pub enum HeaderErrorReason {
     NonPositiveTimeout,
     /// A tail stage needs `SAGA_HANDLED` as the main stage.
     TailWithoutSagaHandled,
+    /// A `Command-Header-<key>` whose key Wow 9 reserves (a record an
+    /// earlier build wrote: a command given now is refused before).
+    Reserved,
 }
 
 impl HeaderError {
@@ -144,6 +147,9 @@ impl HeaderError {
             HeaderErrorReason::NonPositiveTimeout => "wait timeout must be greater than zero",
             HeaderErrorReason::TailWithoutSagaHandled => {
                 "a wait tail stage needs SAGA_HANDLED as the wait stage"
+            }
+            HeaderErrorReason::Reserved => {
+                "Wow reserves its key (refused with 400 IllegalArgument); nothing was sent"
             }
         };
         crate::core::text::text!("header `", self.name, "`: ", why)
@@ -259,6 +265,9 @@ impl CommandHeaders {
         if !is_token(name) {
             return Err(refuse(name, HeaderErrorReason::InvalidName));
         }
+        if reserved_command_header(name).is_some() {
+            return Err(refuse(name, HeaderErrorReason::Reserved));
+        }
         let value = HeaderValue::new(name, value)?;
         match self
             .entries
@@ -318,11 +327,10 @@ impl CommandHeaders {
     /// A custom message header, sent as `Command-Header-<key>`; a key Wow
     /// 9 reserves is refused ([`reserved_command_header`]).
     pub fn custom(&mut self, key: &str, value: &str) -> Result<&mut Self, HeaderError> {
-        let name = crate::core::text::text!(names::HEADER_PREFIX, key);
-        if !is_token(key) || reserved_command_header(&name).is_some() {
+        if !is_token(key) {
             return Err(refuse(key, HeaderErrorReason::InvalidName));
         }
-        self.set(&name, value)
+        self.set(&crate::core::text::text!(names::HEADER_PREFIX, key), value)
     }
 
     /// The value of a header, looked up case-insensitively.
