@@ -95,6 +95,7 @@ export async function readJsonBody(response, limit) {
   }
 }
 
+const utf8 = new TextDecoder();
 const tooLarge = (limit) => new RangeError(`the answer is larger than maxAnswerBytes (${limit}): read no further, it counts as lost`);
 
 // A body's text, read chunk by chunk up to `limit` bytes (its declared
@@ -117,7 +118,7 @@ async function boundedText(response, limit) {
   }
   const whole = chunks.length === 1 ? chunks[0] : new Uint8Array(size);
   if (chunks.length !== 1) { let at = 0; for (const c of chunks) { whole.set(c, at); at += c.byteLength; } }
-  return new TextDecoder().decode(whole);
+  return utf8.decode(whole);
 }
 
 // A stage stream's reader of text: the body decoded as UTF-8 here, as the

@@ -107,8 +107,9 @@ export function own(o, k) {
   return undefined;
 }
 
-// An array of strings, joined by line breaks (one string for the module to
-// split), or undefined for anything else.
+// An array of strings, joined by line breaks (one string crosses into the
+// module, which splits it where it checks a name), or undefined for anything
+// else.
 export function stringList(v) {
   return Array.isArray(v) && v.every((s) => typeof s === "string") ? v.join("\n") : undefined;
 }

@@ -5,10 +5,10 @@
 // reload, a full localStorage, an idempotent consumer across two tabs, and
 // lost answers while history is down (one probe, one look when it is back). Each engine's pages load the built package from
 // /pkg/ on the gateway's origin, as an app would.
-import { test, before, after } from "node:test";
+import { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount as createAccountOn, startGateway } from "../support/gateway.mjs";
-import { demoSendingTo, engines, launch, ready } from "../support/engines.mjs";
+import { demoSendingTo, testEachEngine } from "../support/engines.mjs";
 
 let gateway;
 before(async () => { gateway = await startGateway({ www: true, quiet: true }); });
@@ -351,14 +351,4 @@ const cases = {
   },
 };
 
-for (const engine of engines) {
-  test(`${engine}: the promise end to end`, { timeout: 420_000 }, async (t) => {
-    if (!ready(t, engine)) return;
-    const browser = await launch(engine);
-    try {
-      for (const [name, run] of Object.entries(cases)) await t.test(name, () => run(browser));
-    } finally {
-      await browser.close();
-    }
-  });
-}
+testEachEngine("the promise end to end", cases, 420_000);

@@ -5,11 +5,11 @@
 // Each fails on what the gateway, or another host, received were the
 // boundary not held (tests/edge/trust.test.mjs has the same in Node.js;
 // docs/security.md names each threat and its test).
-import { test, before, after } from "node:test";
+import { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount as createAccountOn } from "../support/gateway.mjs";
 import { arrivals as arrivalsAt, gatewayBesideAnotherHost } from "../support/neighbour.mjs";
-import { demoSendingTo, engines, launch, ready } from "../support/engines.mjs";
+import { demoSendingTo, testEachEngine } from "../support/engines.mjs";
 
 let gateway, other;
 before(async () => { ({ gateway, other } = await gatewayBesideAnotherHost({ www: true, quiet: true })); });
@@ -209,14 +209,4 @@ const cases = {
   },
 };
 
-for (const engine of engines) {
-  test(`${engine}: the trust boundaries end to end`, { timeout: 300_000 }, async (t) => {
-    if (!ready(t, engine)) return;
-    const browser = await launch(engine);
-    try {
-      for (const [name, run] of Object.entries(cases)) await t.test(name, () => run(browser));
-    } finally {
-      await browser.close();
-    }
-  });
-}
+testEachEngine("the trust boundaries end to end", cases, 300_000);

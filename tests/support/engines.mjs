@@ -15,6 +15,7 @@
 // the test is reported skipped, naming what is missing, and under CI=true it
 // fails instead.
 import { spawn } from "node:child_process";
+import { test } from "node:test";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -62,6 +63,24 @@ export function ready(t, engine) {
   if (process.env.CI) throw new Error(why);
   t.skip(why);
   return false;
+}
+
+/**
+ * One test per engine, named `${engine}: ${title}`, that runs each of
+ * `cases` (name → `run(browser)`) as a subtest in one launched browser.
+ */
+export function testEachEngine(title, cases, timeout) {
+  for (const engine of engines) {
+    test(`${engine}: ${title}`, { timeout }, async (t) => {
+      if (!ready(t, engine)) return;
+      const browser = await launch(engine);
+      try {
+        for (const [name, run] of Object.entries(cases)) await t.test(name, () => run(browser));
+      } finally {
+        await browser.close();
+      }
+    });
+  }
 }
 
 /** Launches `engine`; resolves to `{ engine, newPage(), close() }`. */
