@@ -73,7 +73,12 @@ export async function generate({ input, out, hints = {}, importFrom = "wow-comma
   for (const alias of contexts) {
     await write(`${alias}/index.ts`, contextFile(header, alias, byContext.get(alias), hints, importFrom));
   }
-  await write("index.ts", `${header}\n${contexts.map((a) => `export * as ${ident(a)} from "./${a}/index.js";`).join("\n")}\n`);
+  const stated = doc.info?.["x-wow-version"];
+  const wowVersion = [
+    "/** The Wow version the document states (its `x-wow-version`): pass it to `WowClient.connect({ wow: wowVersion })`, which asks history in the query shape that version reads. */",
+    `export const wowVersion: string | undefined = ${typeof stated === "string" ? JSON.stringify(stated) : "undefined"};`,
+  ].join("\n");
+  await write("index.ts", `${header}\n${contexts.map((a) => `export * as ${ident(a)} from "./${a}/index.js";`).join("\n")}\n${wowVersion}\n`);
   log(`wrote ${files.length} files to ${out}${warnings.length ? ` (${warnings.length} warnings)` : ""}`);
   return { files, commands: model.commands.length, aggregates: model.aggregates.size, warnings };
 }

@@ -49,6 +49,8 @@ test("Wow's example document: every aggregate command, compiled under --strict",
   compile(out);
   const cart = readFileSync(join(out, "example/cart.ts"), "utf8");
   assert.match(cart, /x-wow-version 8\.10\.10/);
+  // The version it states is exported, for `connect({ wow })`.
+  assert.match(readFileSync(join(out, "index.ts"), "utf8"), /export const wowVersion: string \| undefined = "8\.10\.10";/);
   assert.match(cart, /export type CartState = Schemas\["example\.cart\.CartState"\]/);
   const order = readFileSync(join(out, "example/order.ts"), "utf8");
   assert.match(order, /export function createOrder\(route: CreateOrderRoute, body: CreateOrderBody/);

@@ -7,21 +7,28 @@ import { join } from "node:path";
 
 export const root = new URL("../..", import.meta.url).pathname;
 
-/** How many event streams of `aggregateId` carry `requestId`, from the query API. */
-export async function storedCount(base, resource, aggregateId, requestId) {
+/**
+ * How many event streams of `aggregateId` carry `requestId`, from the query
+ * API: asked in 8.10's `condition` shape (which Wow 9 also reads), or in the
+ * `filter` shape with `{ filter: true }` (a gateway run with `--wow 10`).
+ */
+export async function storedCount(base, resource, aggregateId, requestId, { filter = false } = {}) {
+  const tree = filter
+    ? { op: "AND", operands: [{ op: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", op: "EQ", value: requestId }] }
+    : { operator: "AND", children: [{ operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] };
   const r = await fetch(`${base}/${resource}/event/count`, {
-    method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ operator: "AND", children: [
-      { operator: "AGGREGATE_ID", value: aggregateId }, { field: "requestId", operator: "EQ", value: requestId }] }),
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(tree),
   });
   return r.json();
 }
 
-/** The requestIds of an aggregate's streams in history, in version order (the query API). */
-export async function historyOf(base, resource, aggregateId) {
+/** The requestIds of an aggregate's streams in history, in version order (the query API; `filter` as for storedCount). */
+export async function historyOf(base, resource, aggregateId, { filter = false } = {}) {
+  const body = filter
+    ? { filter: { op: "AGGREGATE_ID", value: aggregateId }, limit: 1000 }
+    : { condition: { operator: "AGGREGATE_ID", value: aggregateId }, limit: 1000 };
   const r = await fetch(`${base}/${resource}/event/list`, {
-    method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ condition: { operator: "AGGREGATE_ID", value: aggregateId }, limit: 1000 }),
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
   if (!r.ok) throw new Error(`list failed: ${r.status}`);
   return (await r.json()).sort((a, b) => a.version - b.version).map((s) => s.requestId);
@@ -46,7 +53,7 @@ export async function startGateway({ db, port = 0, www = false, pkg, seed, profi
   const args = ["--listen", `127.0.0.1:${port}`, "--db", db, "--retry-backoff-ms", "5"];
   if (www) args.push("--www", www === true ? join(root, "www") : www, "--pkg", pkg ?? join(root, "pkg"));
   if (seed !== undefined) args.push("--seed", String(seed));
-  if (wow !== undefined) args.push("--wow", wow);   // "9" (the default) or "8.10"
+  if (wow !== undefined) args.push("--wow", wow);   // "9" (the default), "8.10" or "10" (the condition shape removed, as planned)
   const child = spawn(join(root, `target/${profile}/wow-test-gateway`), args, { stdio: ["ignore", "pipe", quiet ? "ignore" : "inherit"] });
   const base = await new Promise((resolve, reject) => {
     child.stdout.once("data", (d) => {
@@ -74,8 +81,8 @@ export async function startGateway({ db, port = 0, www = false, pkg, seed, profi
   };
   return {
     base, db, child, faults, idle,
-    stored: (resource, aggregateId, requestId) => storedCount(base, resource, aggregateId, requestId),
-    history: (resource, aggregateId) => historyOf(base, resource, aggregateId),
+    stored: (resource, aggregateId, requestId) => storedCount(base, resource, aggregateId, requestId, { filter: wow === "10" }),
+    history: (resource, aggregateId) => historyOf(base, resource, aggregateId, { filter: wow === "10" }),
     stop: () => new Promise((resolve) => { child.once("exit", resolve); child.kill("SIGKILL"); }),
   };
 }

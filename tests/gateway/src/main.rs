@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 fn usage() -> ! {
-    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
+    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10|10]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
     std::process::exit(2)
 }
 
@@ -49,11 +49,13 @@ async fn main() {
                 wow = match value().as_str() {
                     "9" => query::Wow::Nine,
                     "8.10" => query::Wow::EightTen,
+                    "10" => query::Wow::Ten,
                     _ => usage(),
                 }
             }
             "--print-openapi" => {
-                let doc = serde_json::to_string_pretty(&openapi::document()).expect("serialisable");
+                let doc = serde_json::to_string_pretty(&openapi::document(wow.version()))
+                    .expect("serialisable");
                 println!("{doc}");
                 return;
             }

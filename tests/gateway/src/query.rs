@@ -20,6 +20,22 @@ pub enum Wow {
     /// `values`; strict) or the deprecated `condition`, never both; a
     /// guard of 128 nodes; reserved `Command-Header-` keys refused.
     Nine,
+    /// 9.x with the deprecated `condition` shape removed, as 9.x's
+    /// documentation plans for 10.0 (no 10.0 is released): a body's tree is
+    /// `filter` only; a `condition` (a count's bare `operator`) is refused.
+    Ten,
+}
+
+impl Wow {
+    /// The version a gateway in this mode states (its OpenAPI `info`):
+    /// the newest release each follows, and 10.0.0 for the plan.
+    pub const fn version(self) -> &'static str {
+        match self {
+            Wow::EightTen => "8.10.10",
+            Wow::Nine => "9.1.3",
+            Wow::Ten => "10.0.0",
+        }
+    }
 }
 
 /// A query body that cannot be read: 400 `QuerySchemaValidation`, with the
@@ -53,6 +69,20 @@ pub fn tree_of(body: &Value, count: bool, wow: Wow) -> Result<Value, SchemaError
         } else {
             body["condition"].clone()
         });
+    }
+    if wow == Wow::Ten {
+        return match (count, body.get("condition")) {
+            (true, _) => condition_of_filter(body, "body"),
+            (false, Some(_)) => Err(schema_error(
+                "condition",
+                "UNKNOWN_PROPERTY",
+                "Unknown property [condition]: use filter.".into(),
+            )),
+            (false, None) => match body.get("filter") {
+                Some(filter) => condition_of_filter(filter, "filter"),
+                None => Ok(Value::Null),
+            },
+        };
     }
     if count {
         if body.get("op").is_some() && body.get("operator").is_some() {
@@ -182,9 +212,9 @@ fn count_nodes(c: &Value) -> usize {
         .map_or(0, |ch| ch.iter().map(count_nodes).sum())
 }
 
-/// Applies the guard to a condition tree: 64 nodes in 8.10, 128 in 9.
+/// Applies the guard to a condition tree: 64 nodes in 8.10, 128 since 9.
 pub fn guard(c: &Value, wow: Wow) -> Result<(), Refusal> {
-    let most = if wow == Wow::Nine { 128 } else { 64 };
+    let most = if wow == Wow::EightTen { 64 } else { 128 };
     if count_nodes(c) > most {
         return Err(format!("Condition has more than {most} nodes."));
     }
@@ -522,7 +552,7 @@ mod tests {
     }
 
     #[test]
-    fn wow_9_reads_a_filter_or_a_condition_never_both_and_8_10_ignores_the_filter() {
+    fn wow_9_reads_a_filter_or_a_condition_never_both_10_only_the_filter_and_8_10_ignores_it() {
         let filter = json!({"op": "AND", "operands": [
             {"op": "AGGREGATE_IDS", "values": ["a1", "a2"]},
             {"op": "IN", "field": "requestId", "values": ["r1"]}]});
@@ -567,6 +597,16 @@ mod tests {
             "INVALID_VALUE"
         );
         // 8.10 does not know `filter` or `op`: the tree it reads is "everything".
+        assert_eq!(tree_of(&list, false, Wow::Ten), Ok(condition.clone()));
+        assert_eq!(tree_of(&filter, true, Wow::Ten), Ok(condition.clone()));
+        assert_eq!(
+            tree_of(&old, false, Wow::Ten).unwrap_err().code,
+            "UNKNOWN_PROPERTY"
+        );
+        assert_eq!(
+            tree_of(&condition, true, Wow::Ten).unwrap_err().code,
+            "INVALID_REQUEST"
+        );
         assert_eq!(tree_of(&list, false, Wow::EightTen), Ok(Value::Null));
         assert!(matches_all(&tree_of(&filter, true, Wow::EightTen).unwrap()));
         // The guard: 128 nodes in 9, 64 in 8.10.

@@ -128,7 +128,7 @@ impl App {
                 name.as_str().strip_prefix("command-header-"),
                 value.to_str(),
             ) {
-                if self.settings.wow == crate::query::Wow::Nine && is_reserved_key(key) {
+                if self.settings.wow != crate::query::Wow::EightTen && is_reserved_key(key) {
                     let msg = format!("Command header key [{key}] is reserved by the framework.");
                     return fail(error_info(ErrorCode::IllegalArgument, &msg, vec![]), 400);
                 }

@@ -116,7 +116,11 @@ impl App {
         }
         if req.method() == Method::GET {
             if path == crate::openapi::PATH {
-                return Ok(crate::http::json(200, "Ok", &crate::openapi::document()));
+                return Ok(crate::http::json(
+                    200,
+                    "Ok",
+                    &crate::openapi::document(self.settings.wow.version()),
+                ));
             }
             if let Some(file) = self.settings.static_dirs.serve(&path) {
                 return Ok(file);
