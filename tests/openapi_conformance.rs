@@ -126,7 +126,10 @@ fn stage_and_operator_enums_are_the_servers() {
         aggregate_id: "x".into(),
         request_id: "r".into(),
     };
-    let body = serde_json::to_value(q.list_body()).unwrap();
+    let body = serde_json::to_value(
+        q.list_body(wow_command_client::core::protocol::QueryShape::Condition),
+    )
+    .unwrap();
     for child in body["condition"]["children"].as_array().unwrap() {
         assert!(operators.contains(&child["operator"].as_str().unwrap().to_owned()));
     }

@@ -4,6 +4,8 @@ import init, { WowClient, CommandError } from "/pkg/index.js";
 import { requestBackgroundSync } from "/pkg/service-worker.js";
 // The commands, generated from the gateway's OpenAPI document (scripts/generate-demo.sh).
 import { createAccount, lockAmount, prepare } from "/generated/transfer/account.js";
+// The Wow version the gateway's document states: history is asked in the query shape it reads.
+import { wowVersion } from "/generated/index.js";
 
 const params = new URLSearchParams(location.search);
 const namespace = params.get("ns") || "demo";
@@ -35,6 +37,7 @@ const probe = () => showProbe();
 const client = await WowClient.connect({
   user,
   baseUrl: location.origin,
+  wow: wowVersion,
   storage: "indexedDB",
   namespace,
   timeoutMs: Number(params.get("timeout") || 3000),

@@ -3,13 +3,14 @@
 // `online`), and keeps its last report that finished something where the
 // next page shows it.
 import { driveInBackground } from "/pkg/service-worker.js";
+import { wowVersion } from "/generated/index.js";
 
 const params = new URL(self.location.href).searchParams;
 const namespace = params.get("ns") || "demo";
 // The user the page registered it for: it drives that user's intents only.
 const user = params.get("user") || "demo-user";
 
-driveInBackground(() => ({ baseUrl: self.location.origin, namespace, user, timeoutMs: 3000 }), {
+driveInBackground(() => ({ baseUrl: self.location.origin, wow: wowVersion, namespace, user, timeoutMs: 3000 }), {
   onReport: async (reports) => {
     // It drives at every wake-up; only a drive that finished something is kept.
     if (!reports.some((r) => r.driven.length > 0)) return;

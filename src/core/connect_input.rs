@@ -7,7 +7,7 @@ use crate::core::engine::{ConfirmWith, EngineConfig};
 use crate::core::intent_input::{stage, Defaults};
 use crate::core::journal::RequestIdPolicy;
 use crate::core::machine::MachineConfig;
-use crate::core::protocol::{json_value::MAX_NESTING, CommandStage, JsonLimits};
+use crate::core::protocol::{json_value::MAX_NESTING, CommandStage, JsonLimits, QueryShape};
 use crate::core::text::text;
 
 /// How long `headers`, `confirm` and a storage adapter's operations may
@@ -56,6 +56,8 @@ pub struct ConnectInput<V: Given> {
     pub secret_headers: String,
     /// The largest answer read, in bytes.
     pub max_answer_bytes: Option<u64>,
+    /// The gateway's Wow version (`"9.1.3"`): which query shape it reads.
+    pub wow: Option<String>,
     /// Storage namespace (user / tenant).
     pub namespace: Option<String>,
     /// Caller timeout per attempt.
@@ -135,6 +137,7 @@ impl<V: Given> ConnectInput<V> {
             user: o.string("user"),
             secret_headers: o.strings("secretHeaders").unwrap_or_default(),
             max_answer_bytes: o.count("maxAnswerBytes"),
+            wow: o.string("wow"),
             namespace: o.string("namespace"),
             timeout_ms: o.count("timeoutMs"),
             wait_stage: o.string("waitStage"),
@@ -186,13 +189,20 @@ impl<V: Given> ConnectInput<V> {
 
 impl<V: Given> ConnectInput<V> {
     /// The settings these options decide, or the first option that is
-    /// wrong (checked in this order: `baseUrl`, `requestId`, `waitStage`).
+    /// wrong (checked in this order: `baseUrl`, `requestId`, `wow`, `waitStage`).
     pub fn settings(&self) -> Result<Settings, String> {
         crate::core::protocol::check_base_url(&self.base_url)?;
         let policy = match self.request_id.as_deref() {
             None | Some("v7") => RequestIdPolicy::RandomV7,
             Some("v4") => RequestIdPolicy::RandomV4,
             Some(other) => return Err(text!("requestId `", other, "`: use 'v7' or 'v4'")),
+        };
+        // Stated, never learned from a query's answer (QueryShape).
+        let query_shape = match self.wow.as_deref() {
+            None => QueryShape::Condition,
+            Some(v) => QueryShape::of_version(v).ok_or(
+                "options.wow is the gateway's Wow version, such as \"9.1.3\" or \"8.10.10\"",
+            )?,
         };
         let wait_stage = match &self.wait_stage {
             Some(s) => stage(s)?,
@@ -238,6 +248,7 @@ impl<V: Given> ConnectInput<V> {
                 trace_context: self.trace_context == Some(true),
                 policy,
                 retention_ms: (self.retention_days.unwrap_or(7.0) * 86_400_000.0) as i64,
+                query_shape,
             },
             defaults: Defaults {
                 config: machine,

@@ -162,6 +162,7 @@ async function users(): Promise<void> {
     user: "u-42",
     secretHeaders: ["X-Api-Key"],
     maxAnswerBytes: 1 << 20,
+    wow: "9.1.3",
     headers: (context: HeadersContext) => ({ Authorization: `Bearer ${context.user}:${context.purpose}:${context.intentIds.length}` }),
   });
   const adopted: number = await client.adopt();

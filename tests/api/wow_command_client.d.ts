@@ -27,13 +27,13 @@ export interface StorageAdapter {
 
 /** How far a command has travelled: accepted by the bus, processed (its events stored), then the stages downstream. */
 export type CommandStage = "SENT" | "PROCESSED" | "SNAPSHOT" | "PROJECTED" | "EVENT_HANDLED" | "SAGA_HANDLED";
-/** Every error code Wow itself defines (its `ErrorCodes`); a context adds its own domain codes. */
+/** Every error code Wow itself defines (its `ErrorCodes`, and since 9 its query codes); a context adds its own domain codes. */
 export type WowErrorCode = "Ok" | "NotFound" | "BadRequest" | "IllegalArgument" | "IllegalState" | "RequestTimeout"
 | "TooManyRequests" | "DuplicateRequestId" | "CommandValidation" | "RewriteNoCommand" | "EventVersionConflict"
 | "DuplicateAggregateId" | "CommandExpectVersionConflict" | "SourcingVersionConflict" | "IllegalAccessDeletedAggregate"
 | "IllegalAccessOwnerAggregate" | "IllegalAccessSpaceAggregate" | "InternalServerError" | "BatchTaskError"
 | "UnsupportedMediaType" | "BiDeploymentInspectionInconsistent" | "BiDeploymentInspectionUnavailable"
-| "BiDeploymentInspectionTimeout";
+| "BiDeploymentInspectionTimeout" | "QuerySchemaValidation" | "IllegalAccessQueryScope";
 /** The codes the client gives a failure itself: nothing usable came from the server, or it was not to be trusted. */
 export type ClientErrorCode = "InvalidCommand" | "StorageUnavailable" | "IntentBusy" | "IntentKeyReused" | "IntentOfAnotherUser" | "NotInConflict"
 | "Queued" | "Withdrawn" | "NotWithdrawable" | "TransportError" | "MisroutedAnswer" | "NotSent" | "Cancelled" | "Aborted" | "Offline"
@@ -115,6 +115,14 @@ export interface ConnectOptions {
     secretHeaders?: string[];
     /** The largest answer read from the gateway, in bytes (default 8 MiB): a command's, a history query's, a stage stream's in all. A larger one is treated as lost (confirmed first). */
     maxAnswerBytes?: number;
+    /**
+     * The Wow version the gateway runs (`"9.1.3"`; a generated module exports it as `wowVersion`, from
+     * its OpenAPI document). It decides the query shape history is asked in: from 8.11 Wow's `filter`
+     * (the only one Wow 10 will read), checked once per aggregate type before it is trusted (a
+     * requestId never used must count 0); before 8.11, or when not given, the `condition` of 8.10, which
+     * Wow 9 still reads. Never learned from a query's answer.
+     */
+    wow?: string;
     /**
      * Where intents are kept, written before each is sent (default "indexedDB", which only browsers
      * and Service Workers have). Elsewhere pass an adapter (`fileAdapter` from

@@ -22,7 +22,7 @@ const answering = (status) => new Promise((resolve) => {
     .listen(0, "127.0.0.1", () => resolve({ base: `http://127.0.0.1:${server.address().port}`, close: () => server.close() }));
 });
 
-const CONNECT_OPTIONS = "baseUrl, user, secretHeaders, maxAnswerBytes, namespace, timeoutMs, waitStage, waitTimeoutMs, retry, legacyWaitTimeout, requestId, " +
+const CONNECT_OPTIONS = "baseUrl, user, secretHeaders, maxAnswerBytes, wow, namespace, timeoutMs, waitStage, waitTimeoutMs, retry, legacyWaitTimeout, requestId, " +
   "retentionDays, resume, persistStorage, traceContext, callbackTimeoutMs, maxBodyChars, maxBodyDepth, offline, storage, " +
   "headers, confirm, confirmBatch, onEscalated, checkDownstream, onEvent, onHistory, onRestart";
 

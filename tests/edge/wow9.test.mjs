@@ -6,7 +6,12 @@
 //     it when the command is given: a TypeError, nothing written, nothing sent;
 //     One an earlier build stored is settled rejected (NotSent), never sent;
 //   - a query's tree is `filter` or the deprecated `condition`, never both,
-//     and 8.10 reads a `filter` it does not know as "everything".
+//     and 8.10 reads a `filter` it does not know as "everything";
+//   - the client asks history in the shape `connect({ wow })` states (the
+//     filter from 8.11, checked once per aggregate type), never in one
+//     learned from an answer: against a gateway that reads no `condition`
+//     (`--wow 10`, as planned for Wow 10) a lost answer is confirmed, and
+//     against an 8.10 one misnamed as 9 nothing is ever read as appended.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAccount, startGateway } from "../support/gateway.mjs";
@@ -16,9 +21,12 @@ import { memoryAdapter } from "../../pkg/adapters.js";
 
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
-let gateway, old;
-before(async () => { [gateway, old] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" })]); });
-after(async () => { await gateway?.stop(); await old?.stop(); });
+let gateway, old, next;
+before(async () => {
+  [gateway, old, next] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" }),
+    startGateway({ quiet: true, wow: "10" })]);
+});
+after(async () => { await gateway?.stop(); await old?.stop(); await next?.stop(); });
 
 const post = (base, path, body) => fetch(`${base}${path}`, {
   method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
@@ -122,4 +130,90 @@ test("a stored intent an earlier build wrote with a reserved header key is settl
   assert.deepEqual(await arrivals(gateway, pending.requestId), [], "nothing reached the gateway");
   assert.equal(await gateway.stored("account", id, pending.requestId), 0);
   client.free();
+});
+
+const create = (id) => ({ aggregate: { resource: "account", id }, action: "create_account", create: true, body: { name: id, balance: 1 } });
+const connectTo = (at, options = {}) => WowClient.connect({ baseUrl: at.base, user: null, storage: memoryAdapter(new Map()),
+  namespace: unique("shape"), timeoutMs: 3000, retry: { baseMs: 20, maxConfirms: 2 }, ...options });
+/** The history queries `at` received since `since`: [path's last segment, body]. */
+async function queries(at, since) {
+  const r = await (await fetch(`${at.base}/__gateway/arrivals?since=${since}`)).json();
+  return { next: r.next, asked: r.arrivals.filter((a) => /\/event\/(count|list)$/.test(a.path)).map((a) => [a.path.split("/").pop(), JSON.parse(a.body)]) };
+}
+const cursor = async (at) => (await queries(at, 0)).next;
+
+test("connect({ wow }) is a Wow version: anything else is refused, naming the option", async () => {
+  for (const wow of ["nine", "9.x", "", 9]) {
+    const e = await connectTo(gateway, { wow }).then((c) => { c.free(); assert.fail(`accepted ${wow}`); }, (e) => e);
+    assert.ok(e instanceof TypeError, String(e));
+    assert.match(e.message, /options\.wow/);
+  }
+});
+
+test("Wow 9 stated, against a gateway that reads only the filter (Wow 10's plan): a lost answer is confirmed, a lost command sent again with its requestId", async () => {
+  const client = await connectTo(next, { wow: "9.1.3" });
+  const [lost, dropped] = [unique("acct"), unique("acct")];
+  await next.faults("POST", { rules: [{ match: { aggregateId: lost }, fault: "drop_response_after_append", times: 1 },
+    { match: { aggregateId: dropped }, fault: "drop_request", times: 1 }] });
+  const since = await cursor(next);
+  const a = await client.send(create(lost));
+  const b = await client.send(create(dropped));
+  assert.deepEqual([a.status, a.appended, a.attempts], ["succeeded", true, 1], JSON.stringify(a));
+  assert.deepEqual([b.status, b.attempts], ["succeeded", 2], JSON.stringify(b));
+  const { asked } = await queries(next, since);
+  assert.deepEqual((await arrivals(next, b.requestId)).map((x) => x.requestId), [b.requestId, b.requestId], "the same requestId again");
+  assert.equal(await next.stored("account", dropped, b.requestId), 1);
+  // One check of the route (a requestId never used counts 0), then each look in the filter shape.
+  assert.deepEqual(asked[0], ["count", { op: "AND", operands: [{ op: "AGGREGATE_ID", value: lost },
+    { field: "requestId", op: "EQ", value: "wow-command-client.query-shape-check" }] }]);
+  assert.equal(asked.filter(([, body]) => JSON.stringify(body).includes("query-shape-check")).length, 1, "checked once");
+  for (const [, body] of asked.slice(1)) assert.ok(body.op === "AND" || body.filter?.op === "AND", JSON.stringify(body));
+  assert.ok(asked.length >= 3, JSON.stringify(asked));
+  client.free();
+});
+
+test("no version stated, against a gateway that reads only the filter: the refused query is \"cannot confirm\", saying what the server said, never \"not appended\"", async () => {
+  const client = await connectTo(next);
+  const id = unique("acct");
+  await next.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
+  const outcome = await client.send(create(id));
+  assert.deepEqual([outcome.status, outcome.appended ?? null, outcome.attempts], ["escalated", null, 1], JSON.stringify(outcome));
+  assert.match(outcome.reason, /answered 400 QuerySchemaValidation: Nested filter expression must use op\. INVALID_REQUEST; the intent cannot be confirmed there/, outcome.reason);
+  assert.equal(await next.stored("account", id, outcome.requestId), 1, "appended all the same: it is not resent");
+  assert.equal((await arrivals(next, outcome.requestId)).length, 1);
+  client.free();
+});
+
+test("Wow 9 stated, against an 8.10 gateway: the one-time check fails, so a command lost before the gateway is never reported appended", async () => {
+  await createAccount(old.base); // the route has streams: 8.10 counts them for a filter it cannot read
+  const client = await connectTo(old, { wow: "9.1.3" });
+  const id = unique("acct");
+  await old.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_request", times: 1 }] });
+  const since = await cursor(old);
+  const outcome = await client.send(create(id));
+  assert.notEqual(outcome.status, "succeeded", JSON.stringify(outcome));
+  assert.notEqual(outcome.appended, true);
+  assert.equal(outcome.attempts, 1, "not resent blindly either");
+  // 8.10 reads the filter as "everything": its default query guard refuses such a count (400), a
+  // service without the guard counts every stream; either is "cannot confirm".
+  assert.match(outcome.reason, /does not read the query shape of Wow 8\.11 and later|answered 400 IllegalArgument: Count queries must not match everything/, outcome.reason);
+  const { asked } = await queries(old, since);
+  assert.ok(asked.length >= 1 && asked.every(([, body]) => JSON.stringify(body).includes("query-shape-check")),
+    `only the check was asked: ${JSON.stringify(asked)}`);
+  assert.equal(await old.stored("account", id, outcome.requestId), 0);
+  client.free();
+});
+
+test("8.10 stated (or nothing), against an 8.10 gateway: history is asked in the condition shape, as before", async () => {
+  for (const options of [{ wow: "8.10.10" }, {}]) {
+    const client = await connectTo(old, options);
+    const id = unique("acct");
+    await old.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
+    const since = await cursor(old);
+    const outcome = await client.send(create(id));
+    assert.deepEqual([outcome.status, outcome.appended, outcome.attempts], ["succeeded", true, 1], JSON.stringify(outcome));
+    const { asked } = await queries(old, since);
+    assert.ok(asked.length >= 1 && asked.every(([, body]) => body.operator === "AND" || body.condition?.operator === "AND"), JSON.stringify(asked));
+    client.free();
+  }
 });

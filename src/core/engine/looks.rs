@@ -6,8 +6,8 @@
 use super::io::{Ask, Do, Done, Failure};
 use super::requests::{self, Asked};
 use super::{Child, ConfirmWith, Engine, Next, Task, TaskId, Wake};
-use crate::core::machine::{Look, LookAnswer};
-use crate::core::protocol::{ConfirmQuery, JsonValue};
+use crate::core::machine::{ConfirmAnswer, Look, LookAnswer};
+use crate::core::protocol::{ConfirmQuery, JsonValue, QueryShape, NEVER_USED_REQUEST_ID};
 use crate::core::text::text;
 
 /// A look in progress.
@@ -15,6 +15,13 @@ use crate::core::text::text;
 pub(super) enum LookTask {
     /// The caller's headers are asked for first.
     Headers(Look),
+    /// The gateway is asked first whether it reads the `filter` shape on
+    /// this route (once per route: a requestId never used must count 0).
+    Checking {
+        look: Look,
+        extra: Vec<(String, String)>,
+        path: String,
+    },
     /// The gateway is asked.
     Asking {
         look: Look,
@@ -76,21 +83,36 @@ impl Engine {
         };
         let (look, answer) = match (task, done) {
             (LookTask::Headers(look), Done::Headers(extra)) => {
-                let within = self.within_ms();
                 let extra = extra.unwrap_or_default();
-                match requests::look(&self.config.base_url, &look, &extra, within, self.float) {
-                    Ok((request, path, asked)) => {
-                        self.op(me, Do::Fetch(request));
-                        return Next::Keep(Task::Look(LookTask::Asking { look, path, asked }));
+                match self.check_shape(me, look, extra) {
+                    Ok(task) => return Next::Keep(Task::Look(task)),
+                    Err(unanswered) => unanswered,
+                }
+            }
+            (LookTask::Checking { look, extra, path }, Done::Answered { status, body, .. }) => {
+                match requests::counted(&path, status, body) {
+                    ConfirmAnswer::NotAppended => {
+                        self.shape_checked.push(path);
+                        match self.ask(me, look, &extra) {
+                            Ok(task) => return Next::Keep(Task::Look(task)),
+                            Err(unanswered) => unanswered,
+                        }
                     }
-                    Err(why) => (look, LookAnswer::Unavailable(why)),
+                    ConfirmAnswer::Unavailable(why) => (look, LookAnswer::Unavailable(why)),
+                    ConfirmAnswer::Appended { .. } => (look, LookAnswer::Unavailable(text!(
+                        path,
+                        " counted streams for a requestId never used: this gateway does not read the query shape of Wow 8.11 and later, so history cannot be asked in it (connect's `wow` names a newer Wow than the gateway's)"
+                    ))),
                 }
             }
             (LookTask::Asking { look, path, asked }, Done::Answered { status, body, .. }) => {
                 let answer = requests::look_answer(&look, &asked, &path, status, body);
                 (look, answer)
             }
-            (LookTask::Asking { look, path, .. }, Done::Failed(f)) => {
+            (
+                LookTask::Asking { look, path, .. } | LookTask::Checking { look, path, .. },
+                Done::Failed(f),
+            ) => {
                 let why = match f {
                     Failure::Aborted => {
                         text!(path, " did not answer within ", self.within_ms(), " ms")
@@ -108,6 +130,60 @@ impl Engine {
         };
         self.probe.handle_look(self.now, look.id, answer);
         Next::Done(Child::Nothing)
+    }
+
+    /// Asks the gateway `look`, after checking once per route that it reads
+    /// the `filter` shape when that is the shape stated.
+    fn check_shape(
+        &mut self,
+        me: TaskId,
+        look: Look,
+        extra: Vec<(String, String)>,
+    ) -> Result<LookTask, (Look, LookAnswer)> {
+        let shape = self.config.query_shape;
+        let query = &look.questions[0];
+        let checked = |p: String| self.shape_checked.contains(&p);
+        if shape == QueryShape::Filter && !query.count_path().is_ok_and(checked) {
+            // The look's own count, for a requestId never used.
+            let check = Look {
+                questions: vec![ConfirmQuery {
+                    request_id: NEVER_USED_REQUEST_ID.into(),
+                    ..query.clone()
+                }],
+                need_facts: false,
+                ..look
+            };
+            return match self.ask(me, check, &extra) {
+                Ok(LookTask::Asking { path, .. }) => Ok(LookTask::Checking { look, extra, path }),
+                Ok(_) => unreachable!("asked"),
+                Err((_, why)) => Err((look, why)),
+            };
+        }
+        self.ask(me, look, &extra)
+    }
+
+    /// Asks the gateway `look` in the stated shape.
+    fn ask(
+        &mut self,
+        me: TaskId,
+        look: Look,
+        extra: &[(String, String)],
+    ) -> Result<LookTask, (Look, LookAnswer)> {
+        let (within, shape) = (self.within_ms(), self.config.query_shape);
+        match requests::look(
+            &self.config.base_url,
+            &look,
+            extra,
+            within,
+            self.float,
+            shape,
+        ) {
+            Ok((request, path, asked)) => {
+                self.op(me, Do::Fetch(request));
+                Ok(LookTask::Asking { look, path, asked })
+            }
+            Err(why) => Err((look, LookAnswer::Unavailable(why))),
+        }
     }
 
     /// How long a query to history may take: the attempts' own timeout.

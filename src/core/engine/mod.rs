@@ -108,6 +108,8 @@ pub struct EngineConfig {
     pub policy: RequestIdPolicy,
     /// How long settled intents are kept.
     pub retention_ms: i64,
+    /// The shape history's questions are written in (`connect({ wow })`).
+    pub query_shape: crate::core::protocol::QueryShape,
 }
 
 /// What a task is woken with.
@@ -211,6 +213,9 @@ pub struct Engine {
     watched: Vec<Watched>,
     /// Messages from other tabs dropped as unreadable or implausible.
     dropped: u32,
+    /// The count paths whose answers to the `filter` shape were checked
+    /// (a requestId never used counted 0): trusted from then on.
+    shape_checked: Vec<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -266,6 +271,7 @@ impl Engine {
             waiting_scopes: Vec::new(),
             lines: Vec::new(),
             watched: Vec::new(),
+            shape_checked: Vec::new(),
             dropped: 0,
         }
     }

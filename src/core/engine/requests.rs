@@ -9,8 +9,8 @@ use crate::core::journal::IntentRecord;
 use crate::core::machine::{ConfirmAnswer, Look, LookAnswer, Said};
 use crate::core::protocol::headers::names;
 use crate::core::protocol::{
-    BatchQuery, CommandHeaders, ConfirmQuery, JsonOut, JsonResponse, JsonValue, ResponseBody,
-    BATCH_LIMIT,
+    BatchQuery, CommandHeaders, ConfirmQuery, JsonOut, JsonResponse, JsonValue, QueryShape,
+    ResponseBody, Tree, BATCH_LIMIT,
 };
 use crate::core::text::text;
 
@@ -136,28 +136,30 @@ pub enum Asked {
     Batch,
 }
 
-/// The request of a look at the gateway's history, and how to read its answer.
+/// The request of a look at the gateway's history, written in `shape`,
+/// and how to read its answer.
 pub fn look(
     base_url: &str,
     look: &Look,
     extra: &[(String, String)],
     within_ms: u32,
     float: crate::core::protocol::FloatText,
+    shape: QueryShape,
 ) -> Result<(Request, String, Asked), String> {
     let (path, body, asked) = match &look.questions[..] {
         [query] if look.need_facts => (
             query.list_path(),
-            JsonOut::of(&query.list_body(), float),
+            JsonOut::of(&query.list_body(shape), float),
             Asked::List,
         ),
         [query] => (
             query.count_path(),
-            JsonOut::of(&query.condition(), float),
+            JsonOut::of(&Tree(&query.condition(), shape), float),
             Asked::Count,
         ),
         [first, ..] => (
             first.list_path(),
-            JsonOut::of(&BatchQuery::of(&look.questions), float),
+            JsonOut::of(&BatchQuery::of(&look.questions, shape), float),
             Asked::Batch,
         ),
         [] => return Err("a look without questions".into()),
@@ -167,8 +169,59 @@ pub fn look(
     Ok((request, path, asked))
 }
 
+/// What a gateway that refused a query said: its status, error code, message
+/// and each binding error's code (Wow 9's `QuerySchemaValidation`,
+/// `IllegalAccessQueryScope`, …). A refusal is "cannot confirm", never "not
+/// appended".
+fn refused(path: &str, status: u16, body: &Result<JsonValue, String>) -> String {
+    let mut why = text!(path, " answered ", status);
+    if let Ok(body) = body {
+        fn said<'a>(v: &'a JsonValue, key: &str) -> &'a str {
+            v.get(key).and_then(JsonValue::as_str).unwrap_or("")
+        }
+        let errors = match body.get("bindingErrors") {
+            Some(JsonValue::Array(errors)) => &errors[..errors.len().min(4)],
+            _ => &[],
+        };
+        let pieces = [
+            (" ", said(body, "errorCode")),
+            (": ", said(body, "errorMsg")),
+        ];
+        let bindings = errors.iter().map(|e| (" ", said(e, "code")));
+        for (before, s) in pieces.into_iter().chain(bindings) {
+            if !s.is_empty() {
+                why.push_str(before);
+                // The server's text: at most 200 characters of each.
+                why.extend(s.chars().take(200));
+            }
+        }
+    }
+    why.push_str("; the intent cannot be confirmed there");
+    why
+}
+
+/// What a count's answer says of its question: one or more streams, none,
+/// or nothing (a refusal, no number).
+pub fn counted(path: &str, status: u16, body: Result<JsonValue, String>) -> ConfirmAnswer {
+    let appended = ConfirmAnswer::Appended {
+        version: None,
+        command_id: None,
+    };
+    match body {
+        _ if !(200..300).contains(&status) => {
+            ConfirmAnswer::Unavailable(refused(path, status, &body))
+        }
+        Ok(JsonValue::Int(n)) if n >= 1 => appended,
+        Ok(JsonValue::UInt(_)) => appended,
+        Ok(JsonValue::Float(n)) if n >= 1.0 => appended,
+        Ok(JsonValue::Int(_) | JsonValue::Float(_)) => ConfirmAnswer::NotAppended,
+        Ok(_) => ConfirmAnswer::Unavailable(text!(path, " did not answer a number")),
+        Err(_) => ConfirmAnswer::Unavailable(text!(path, " did not answer JSON")),
+    }
+}
+
 /// What a look's answer says: `status` and the parsed body (or why there
-/// is none), from `path`.
+/// is none), from `path`. A refusal is "cannot confirm" ([`refused`]).
 pub fn look_answer(
     look: &Look,
     asked: &Asked,
@@ -176,8 +229,11 @@ pub fn look_answer(
     status: u16,
     body: Result<JsonValue, String>,
 ) -> LookAnswer {
+    if *asked == Asked::Count {
+        return one(&look.questions[0], counted(path, status, body));
+    }
     if !(200..300).contains(&status) {
-        return LookAnswer::Unavailable(text!(path, " answered ", status));
+        return LookAnswer::Unavailable(refused(path, status, &body));
     }
     let Ok(value) = body else {
         return LookAnswer::Unavailable(text!(path, " did not answer JSON"));
@@ -185,25 +241,7 @@ pub fn look_answer(
     use super::answers::{appended, said};
     let query = &look.questions[0];
     match asked {
-        Asked::Count => one(
-            query,
-            match value {
-                JsonValue::Int(n) if n >= 1 => ConfirmAnswer::Appended {
-                    version: None,
-                    command_id: None,
-                },
-                JsonValue::UInt(_) => ConfirmAnswer::Appended {
-                    version: None,
-                    command_id: None,
-                },
-                JsonValue::Float(n) if n >= 1.0 => ConfirmAnswer::Appended {
-                    version: None,
-                    command_id: None,
-                },
-                JsonValue::Int(_) | JsonValue::Float(_) => ConfirmAnswer::NotAppended,
-                _ => ConfirmAnswer::Unavailable(text!(path, " did not answer a number")),
-            },
-        ),
+        Asked::Count => unreachable!("read by counted"),
         Asked::List => {
             let JsonValue::Array(streams) = value else {
                 return LookAnswer::Unavailable(text!(path, " did not answer a list"));

@@ -24,6 +24,22 @@ pub(super) enum Fault {
     LostAfterAppend,
     /// 503 before anything is appended.
     Refused,
+    /// The connection lost before the gateway: nothing appended, no answer.
+    LostBeforeAppend,
+}
+
+/// Which query shape the simulated gateway reads, as a Wow would.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) enum Reads {
+    /// 9.x: `filter` or `condition`.
+    #[default]
+    Both,
+    /// 8.10: `condition` only; a body without one (a filter) matches
+    /// every stream, its operator defaulting to `ALL`.
+    ConditionOnly,
+    /// 10.0 as planned: `filter` only; a `condition` is a 400
+    /// `QuerySchemaValidation`.
+    FilterOnly,
 }
 
 #[derive(Default)]
@@ -35,6 +51,10 @@ pub(super) struct Gateway {
     pub arrivals: Vec<String>,
     /// Each command's requestId and the credentials it came with.
     pub credentials: Vec<(String, Option<String>)>,
+    /// The query shape it reads.
+    pub reads: Reads,
+    /// Each history query's path's last segment and body.
+    pub queries: Vec<(String, String)>,
 }
 
 impl Gateway {
@@ -55,6 +75,9 @@ impl Gateway {
             .iter()
             .position(|(a, _)| *a == aggregate)
             .map(|i| self.faults.remove(i).1);
+        if fault == Some(Fault::LostBeforeAppend) {
+            return Done::Failed(Failure::Lost("connection reset".into()));
+        }
         if fault == Some(Fault::Refused) {
             return Done::Answered {
                 status: 503,
@@ -103,12 +126,38 @@ impl Gateway {
             };
         }
         let body: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        let last = r.url.rsplit('/').next().unwrap_or_default().to_owned();
+        self.queries.push((last, r.body.clone()));
+        let count = r.url.ends_with("/count");
+        let (filter, condition) = if count {
+            (body.get("op").is_some(), body.get("operator").is_some())
+        } else {
+            (
+                body.get("filter").is_some(),
+                body.get("condition").is_some(),
+            )
+        };
+        if self.reads == Reads::FilterOnly && condition {
+            let refusal = serde_json::json!({"errorCode": "QuerySchemaValidation",
+                "errorMsg": "Unknown property [condition].",
+                "bindingErrors": [{"name": "condition", "msg": "Unknown property.", "code": "UNKNOWN_PROPERTY"}]});
+            return Done::Answered {
+                status: 400,
+                error_code: Some("QuerySchemaValidation".into()),
+                retry_after: None,
+                body: Ok(serde_json::from_value(refusal).unwrap()),
+            };
+        }
+        // 8.10 reads no filter: a tree it cannot see matches everything.
+        let everything = self.reads == Reads::ConditionOnly && !condition && filter;
         // Every (aggregate, requestId) pair the query names.
         let text = body.to_string();
         let mut streams = Vec::new();
         for (aggregate, requests) in &self.history {
             for (i, request) in requests.iter().enumerate() {
-                if text.contains(aggregate.as_str()) && text.contains(request.as_str()) {
+                if everything
+                    || text.contains(aggregate.as_str()) && text.contains(request.as_str())
+                {
                     streams.push(
                         serde_json::json!({"aggregateId": aggregate, "requestId": request,
                         "version": i + 1, "commandId": "cmd"}),
@@ -116,7 +165,7 @@ impl Gateway {
                 }
             }
         }
-        let value = if r.url.ends_with("/count") {
+        let value = if count {
             serde_json::json!(streams.len())
         } else {
             serde_json::Value::Array(streams)
@@ -193,6 +242,7 @@ pub(super) fn config(namespace: &str) -> EngineConfig {
         trace_context: false,
         policy: crate::core::journal::RequestIdPolicy::RandomV7,
         retention_ms: 7 * 86_400_000,
+        query_shape: crate::core::protocol::QueryShape::Condition,
     }
 }
 
@@ -618,6 +668,87 @@ fn a_lost_answer_is_confirmed_by_history_and_never_sent_again() {
     assert_eq!(outcome.appended, Some(true));
     assert_eq!(outcome.attempts, 1, "confirmed, not resent");
     assert_eq!(w.gateway.arrivals.len(), 1);
+}
+
+/// A world of one tab whose gateway reads `reads`, its client stating `shape`.
+fn shaped(reads: Reads, shape: crate::core::protocol::QueryShape) -> World {
+    let mut w = World::new(1);
+    w.gateway.reads = reads;
+    w.tabs[0].engine.config.query_shape = shape;
+    w
+}
+
+#[test]
+fn history_is_asked_in_the_filter_shape_after_one_check_per_route() {
+    use crate::core::protocol::QueryShape;
+    let mut w = shaped(Reads::FilterOnly, QueryShape::Filter);
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.gateway.faults.push(("a2".into(), Fault::LostAfterAppend));
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60_000);
+    w.send(0, 2, intent("a2", None, None), SendMode::Outcome);
+    w.run_until(T0 + 120_000);
+    for call in [1, 2] {
+        let outcome = w.outcome(0, call);
+        assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+        assert_eq!((outcome.appended, outcome.attempts), (Some(true), 1));
+    }
+    let check = r#"{"op":"AND","operands":[{"op":"AGGREGATE_ID","value":"a1"},{"field":"requestId","op":"EQ","value":"wow-command-client.query-shape-check"}]}"#;
+    let looks: Vec<&str> = w.gateway.queries.iter().map(|(_, b)| b.as_str()).collect();
+    assert_eq!(looks.len(), 3, "one check, then a look each: {looks:?}");
+    assert_eq!(looks[0], check);
+    assert!(looks[1..]
+        .iter()
+        .all(|b| b.starts_with(r#"{"op":"AND","operands":["#)));
+}
+
+#[test]
+fn a_gateway_that_reads_no_filter_never_confirms_a_lost_command() {
+    use crate::core::protocol::QueryShape;
+    // 8.10 behind a client told it is 9: the check counts the route's
+    // other streams, so history is never asked in a shape it misreads.
+    let mut w = shaped(Reads::ConditionOnly, QueryShape::Filter);
+    w.gateway
+        .history
+        .insert("other".into(), vec!["r-other".into()]);
+    w.gateway
+        .faults
+        .push(("a1".into(), Fault::LostBeforeAppend));
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60_000);
+    let outcome = w.outcome(0, 1);
+    assert_ne!(outcome.status, Status::Succeeded, "{outcome:?}");
+    assert_ne!(outcome.appended, Some(true));
+    assert_eq!(outcome.attempts, 1, "not resent blindly either");
+    assert!(!w.gateway.history.contains_key("a1"));
+    assert!(
+        w.gateway
+            .queries
+            .iter()
+            .all(|(_, b)| b.contains("query-shape-check")),
+        "only the check was asked: {:?}",
+        w.gateway.queries
+    );
+    let why = outcome.reason.unwrap_or_default();
+    assert!(why.contains("does not read the query shape"), "{why}");
+}
+
+#[test]
+fn a_refused_query_is_cannot_confirm_with_what_the_server_said() {
+    use crate::core::protocol::QueryShape;
+    let mut w = shaped(Reads::FilterOnly, QueryShape::Condition);
+    w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(T0 + 60_000);
+    let outcome = w.outcome(0, 1);
+    assert_eq!(outcome.status, Status::Escalated, "{outcome:?}");
+    assert_eq!(outcome.appended, None, "not known, never \"not appended\"");
+    assert_eq!(outcome.attempts, 1);
+    let why = outcome.reason.unwrap_or_default();
+    assert!(
+        why.contains("400 QuerySchemaValidation: Unknown property [condition]. UNKNOWN_PROPERTY;"),
+        "{why}"
+    );
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! The query Condition DSL (PROTOCOL §5.3) and the confirm query (§5.4):
-//! "did aggregate X append a stream with requestId R?".
+//! "did aggregate X append a stream with requestId R?". One tree, written
+//! in the shape the gateway's Wow reads ([`QueryShape`]): 8.10's
+//! `condition` or, since 8.11, the `filter` that Wow 10 will require.
 
 use serde::{Deserialize, Serialize};
 
@@ -91,6 +93,105 @@ impl Condition {
     }
 }
 
+/// Which body a Wow reads a query's tree from. Never learned from a query's
+/// answer: an 8.10 gateway ignores a `filter` it does not know and counts
+/// everything (its operator defaults to `ALL`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueryShape {
+    /// `{"condition": {"operator", "children", "field", "value"}}`: 8.10
+    /// and before; still read by 9.x, removal planned for 10.0.
+    #[default]
+    Condition,
+    /// `{"filter": {"op", "operands", "field", "value" | "values"}}`:
+    /// 8.11 and after (`FilterExpression`, read strictly).
+    Filter,
+}
+
+impl QueryShape {
+    /// The shape a gateway of Wow `version` (`"9.1.3"`, `"8.10"`,
+    /// `"9.2.0-SNAPSHOT"`) reads: the filter from 8.11.0 on; `None` for text
+    /// that does not begin with a major and optional minor version.
+    pub fn of_version(version: &str) -> Option<QueryShape> {
+        // [major, minor], each of 1 to 6 digits; what follows a second `.` is not read.
+        let (mut n, mut part, mut digits) = ([0u32; 2], 0, 0);
+        for b in version.trim().bytes() {
+            match b {
+                b'0'..=b'9' if digits < 6 => {
+                    n[part] = n[part] * 10 + u32::from(b - b'0');
+                    digits += 1;
+                }
+                b'.' if digits > 0 && part == 0 => (part, digits) = (1, 0),
+                b'.' if digits > 0 => break,
+                _ => return None,
+            }
+        }
+        if digits == 0 {
+            return None;
+        }
+        Some(if (n[0], n[1]) >= (8, 11) {
+            QueryShape::Filter
+        } else {
+            QueryShape::Condition
+        })
+    }
+
+    /// The body's key of a list query's tree.
+    pub const fn key(self) -> &'static str {
+        match self {
+            QueryShape::Condition => "condition",
+            QueryShape::Filter => "filter",
+        }
+    }
+}
+
+/// A tree written in a shape: a count's whole body, a list's tree.
+pub struct Tree<'a>(pub &'a Condition, pub QueryShape);
+
+impl ToJson for Tree<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        match self.1 {
+            QueryShape::Condition => self.0.write_json(out),
+            QueryShape::Filter => write_filter(self.0, out),
+        }
+    }
+}
+
+/// `c` as Wow's `FilterExpression`: `op`; `operands` of AND / OR / NOR;
+/// `values` for an operator over a list, else `value`; `field` when named.
+fn write_filter(c: &Condition, out: &mut JsonOut) {
+    /// Children as the filters they are.
+    struct Operands<'a>(&'a [Condition]);
+    impl ToJson for Operands<'_> {
+        fn write_json(&self, out: &mut JsonOut) {
+            out.text.push('[');
+            for (i, child) in self.0.iter().enumerate() {
+                if i > 0 {
+                    out.text.push(',');
+                }
+                write_filter(child, out);
+            }
+            out.text.push(']');
+        }
+    }
+    let mut o = ObjectWriter::new(out);
+    if !c.field.is_empty() {
+        o.put("field", &c.field);
+    }
+    o.put("op", &c.operator.as_str());
+    if !is_empty_value(&c.value) {
+        let key = if matches!(c.value, JsonValue::Array(_)) {
+            "values"
+        } else {
+            "value"
+        };
+        o.put(key, &c.value);
+    }
+    if !c.children.is_empty() {
+        o.put("operands", &Operands(&c.children));
+    }
+    o.done()
+}
+
 /// A list query. The server's default `limit` is 0, which its guard
 /// rejects, so the limit is always sent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,6 +200,9 @@ pub struct ListQuery {
     pub condition: Condition,
     /// 1..=1000.
     pub limit: u32,
+    /// The body's shape (the derives write 8.10's).
+    #[serde(skip)]
+    pub shape: QueryShape,
 }
 
 impl ToJson for Condition {
@@ -118,7 +222,7 @@ impl ToJson for Condition {
 impl ToJson for ListQuery {
     fn write_json(&self, out: &mut JsonOut) {
         ObjectWriter::new(out)
-            .put("condition", &self.condition)
+            .put(self.shape.key(), &Tree(&self.condition, self.shape))
             .put("limit", &self.limit)
             .done()
     }
@@ -147,10 +251,11 @@ impl ConfirmQuery {
 
     /// `POST …/event/list` body: the condition, limit 1 (the unique index
     /// allows at most one match).
-    pub fn list_body(&self) -> ListQuery {
+    pub fn list_body(&self, shape: QueryShape) -> ListQuery {
         ListQuery {
             condition: self.condition(),
             limit: 1,
+            shape,
         }
     }
 
@@ -165,6 +270,11 @@ impl ConfirmQuery {
     }
 }
 
+/// A requestId no intent is ever given (not a UUID, as every requestId the
+/// client mints is): the one-time check of a query shape counts it, in the
+/// look's own count, where it must be 0.
+pub const NEVER_USED_REQUEST_ID: &str = "wow-command-client.query-shape-check";
+
 /// The most streams a batched look asks for: the query guard's `limit`.
 pub const BATCH_LIMIT: u32 = 1_000;
 
@@ -177,11 +287,13 @@ pub const BATCH_LIMIT: u32 = 1_000;
 pub struct BatchQuery {
     /// The filter.
     pub condition: Condition,
+    /// The body's shape.
+    pub shape: QueryShape,
 }
 
 impl BatchQuery {
-    /// The look for `questions` (all of one route).
-    pub fn of(questions: &[ConfirmQuery]) -> BatchQuery {
+    /// The look for `questions` (all of one route), written in `shape`.
+    pub fn of(questions: &[ConfirmQuery], shape: QueryShape) -> BatchQuery {
         let mut aggregates = Vec::new();
         let mut requests = Vec::new();
         for (i, q) in questions.iter().enumerate() {
@@ -205,6 +317,7 @@ impl BatchQuery {
                     ..Condition::eq("requestId", JsonValue::Array(requests))
                 },
             ]),
+            shape,
         }
     }
 }
@@ -212,7 +325,7 @@ impl BatchQuery {
 impl ToJson for BatchQuery {
     fn write_json(&self, out: &mut JsonOut) {
         ObjectWriter::new(out)
-            .put("condition", &self.condition)
+            .put(self.shape.key(), &Tree(&self.condition, self.shape))
             .put("projection", &Include)
             .put("limit", &BATCH_LIMIT)
             .done()
@@ -256,7 +369,10 @@ mod tests {
                 ..query()
             })
             .collect();
-        let text = crate::core::protocol::JsonOut::of(&BatchQuery::of(&questions), |_, _| {});
+        let text = crate::core::protocol::JsonOut::of(
+            &BatchQuery::of(&questions, QueryShape::Condition),
+            |_, _| {},
+        );
         let body: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             body,
@@ -273,7 +389,7 @@ mod tests {
 
     #[test]
     fn confirm_list_body_is_the_reference_request() {
-        let body = serde_json::to_value(query().list_body()).unwrap();
+        let body = serde_json::to_value(query().list_body(QueryShape::Condition)).unwrap();
         let expected = serde_json::json!({
             "condition": {"operator": "AND", "children": [
                 {"operator": "AGGREGATE_ID", "value": "X"},
@@ -282,7 +398,10 @@ mod tests {
             "limit": 1
         });
         assert_eq!(body, expected);
-        let text = super::super::JsonOut::of(&query().list_body(), super::super::float_text);
+        let text = super::super::JsonOut::of(
+            &query().list_body(QueryShape::Condition),
+            super::super::float_text,
+        );
         let ours: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(ours, expected, "the wasm build's hand-written body");
         assert_eq!(query().list_path().unwrap(), "/account/event/list");
@@ -296,6 +415,70 @@ mod tests {
         let back: Condition = serde_json::from_str(&text).unwrap();
         assert_eq!(back, query().condition());
         assert!(serde_json::from_str::<Condition>(r#"{"operator":"LIKE"}"#).is_err());
+    }
+
+    fn filter_text(value: &impl ToJson) -> serde_json::Value {
+        let text = super::super::JsonOut::of(value, super::super::float_text);
+        serde_json::from_str(&text).unwrap()
+    }
+
+    // Wow 8.11+'s FilterExpression (PR #2999, `FilterExpression.kt`): the
+    // bodies pinned as text, not computed a second way.
+    #[test]
+    fn the_filter_shape_is_wow_9s_filter_expression() {
+        let count = Tree(&query().condition(), QueryShape::Filter);
+        assert_eq!(
+            filter_text(&count),
+            serde_json::json!({"op": "AND", "operands": [
+                {"op": "AGGREGATE_ID", "value": "X"},
+                {"field": "requestId", "op": "EQ", "value": "R"}
+            ]})
+        );
+        assert_eq!(
+            filter_text(&query().list_body(QueryShape::Filter)),
+            serde_json::json!({"filter": {"op": "AND", "operands": [
+                {"op": "AGGREGATE_ID", "value": "X"},
+                {"field": "requestId", "op": "EQ", "value": "R"}
+            ]}, "limit": 1})
+        );
+        let batch = BatchQuery::of(&[query()], QueryShape::Filter);
+        assert_eq!(
+            filter_text(&batch),
+            serde_json::json!({
+                "filter": {"op": "AND", "operands": [
+                    {"op": "AGGREGATE_IDS", "values": ["X"]},
+                    {"field": "requestId", "op": "IN", "values": ["R"]}
+                ]},
+                "projection": {"include": ["aggregateId", "requestId", "version", "commandId"]},
+                "limit": 1000
+            })
+        );
+    }
+
+    #[test]
+    fn the_shape_follows_the_stated_version() {
+        use QueryShape::{Condition as Old, Filter as New};
+        for (version, shape) in [
+            ("8.10.10", Some(Old)),
+            ("8.10", Some(Old)),
+            ("8", Some(Old)),
+            ("7.9.1", Some(Old)),
+            ("8.11.0", Some(New)),
+            ("8.16.2", Some(New)),
+            ("9.1.3", Some(New)),
+            (" 10 ", Some(New)),
+            ("9.2.0-SNAPSHOT", Some(New)),
+            ("8.10.10.1", Some(Old)),
+            ("9.x", None),
+            ("", None),
+            ("v9", None),
+            ("9.", None),
+            ("9..1", None),
+            ("-9", None),
+            ("4294967296.0", None),
+        ] {
+            assert_eq!(QueryShape::of_version(version), shape, "{version:?}");
+        }
     }
 
     #[test]

@@ -19,7 +19,10 @@ pub mod stage;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use condition::{BatchQuery, Condition, ConfirmQuery, ListQuery, Operator, BATCH_LIMIT};
+pub use condition::{
+    BatchQuery, Condition, ConfirmQuery, ListQuery, Operator, QueryShape, Tree, BATCH_LIMIT,
+    NEVER_USED_REQUEST_ID,
+};
 pub use error::ProtocolError;
 pub use error_code::{ErrorClass, ErrorCode};
 pub use event_stream::{DomainEvent, DomainEventStream};
