@@ -48,11 +48,12 @@ export async function createAccount(base, prefix = "acct", balance = 1_000_000) 
  * Starts the gateway; `db` defaults to a fresh file, `port` to a free one,
  * `www: true` serves the demo (or a folder given instead), `quiet` drops its log.
  */
-export async function startGateway({ db, port = 0, www = false, pkg, seed, profile = "debug", quiet = false, wow } = {}) {
+export async function startGateway({ db, port = 0, www = false, pkg, seed, profile = "debug", quiet = false, wow, gatewayOnly = false } = {}) {
   db ??= join(mkdtempSync(join(tmpdir(), "wow-gateway-")), "events.sqlite");
   const args = ["--listen", `127.0.0.1:${port}`, "--db", db, "--retry-backoff-ms", "5"];
   if (www) args.push("--www", www === true ? join(root, "www") : www, "--pkg", pkg ?? join(root, "pkg"));
   if (seed !== undefined) args.push("--seed", String(seed));
+  if (gatewayOnly) args.push("--gateway-only"); // a gateway-only service (Wow 9.3): duplicates refused at PROCESSED
   if (wow !== undefined) args.push("--wow", wow);   // "9" (the default), "8.10" or "10" (the condition shape removed, as planned)
   const child = spawn(join(root, `target/${profile}/wow-test-gateway`), args, { stdio: ["ignore", "pipe", quiet ? "ignore" : "inherit"] });
   const base = await new Promise((resolve, reject) => {

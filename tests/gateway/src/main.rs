@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 fn usage() -> ! {
-    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10|10]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
+    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10|10] [--gateway-only]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
     std::process::exit(2)
 }
 
@@ -34,6 +34,7 @@ async fn main() {
     let mut gap_ms = 5u64;
     let mut static_dirs = static_files::StaticDirs::default();
     let mut wow = query::Wow::Nine;
+    let mut gateway_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -53,6 +54,7 @@ async fn main() {
                     _ => usage(),
                 }
             }
+            "--gateway-only" => gateway_only = true,
             "--print-openapi" => {
                 let doc = serde_json::to_string_pretty(&openapi::document(wow.version()))
                     .expect("serialisable");
@@ -81,6 +83,7 @@ async fn main() {
             precheck_ttl: Duration::from_secs(60),
             static_dirs,
             wow,
+            gateway_only,
         },
         seed.unwrap_or(0),
     );

@@ -32,7 +32,7 @@ impl Wow {
     pub const fn version(self) -> &'static str {
         match self {
             Wow::EightTen => "8.10.10",
-            Wow::Nine => "9.1.3",
+            Wow::Nine => "9.1.5",
             Wow::Ten => "10.0.0",
         }
     }

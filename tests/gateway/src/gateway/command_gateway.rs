@@ -361,9 +361,24 @@ impl App {
         )
     }
 
-    /// The gateway's checks before the bus: the requestId pre-check (a
-    /// filter with a TTL, hits confirmed against the store), then validation.
+    /// The gateway's checks before the bus. In 8.10 the requestId pre-check
+    /// (a filter with a TTL, hits confirmed against the store), then
+    /// validation; since 9 (`CommandAdmission`) validation first, so an
+    /// invalid command does not reserve its requestId. A gateway-only
+    /// service lets every hit through (the processing node decides).
     pub(super) fn check(&self, msg: &Message) -> Option<CommandResult> {
+        if self.settings.wow == crate::query::Wow::EightTen {
+            return self.precheck(msg).or_else(|| self.validate(msg));
+        }
+        self.validate(msg).or_else(|| self.precheck(msg))
+    }
+
+    /// The requestId pre-check: a DuplicateRequestId at SENT for a hit the
+    /// store confirms.
+    fn precheck(&self, msg: &Message) -> Option<CommandResult> {
+        if self.settings.gateway_only {
+            return None;
+        }
         let maybe_seen = {
             let mut filters = self.precheck.lock().unwrap();
             let entry = filters
@@ -390,6 +405,11 @@ impl App {
                 &format!("Duplicate request ID[{}].", msg.request_id),
             ));
         }
+        None
+    }
+
+    /// Validation: the body's constraints, then the command's own.
+    fn validate(&self, msg: &Message) -> Option<CommandResult> {
         let mut errors: Vec<BindingError> = domain::validate(msg.def, &msg.body)
             .into_iter()
             .map(|(name, msg)| BindingError { name, msg })

@@ -75,6 +75,10 @@ pub struct Settings {
     pub static_dirs: crate::static_files::StaticDirs,
     /// Which Wow the rules that changed after 8.10 follow (`--wow`).
     pub wow: crate::query::Wow,
+    /// A gateway-only service (`--gateway-only`, Wow 9.3): its pre-check
+    /// has no event store to confirm a hit with and lets it through, so a
+    /// resent duplicate is accepted at SENT and refused at PROCESSED.
+    pub gateway_only: bool,
 }
 
 /// Shared state.
