@@ -21,12 +21,12 @@ import { memoryAdapter } from "../../pkg/adapters.js";
 
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
-let gateway, old, next;
+let gateway, old, next, only;
 before(async () => {
-  [gateway, old, next] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" }),
-    startGateway({ quiet: true, wow: "10" })]);
+  [gateway, old, next, only] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" }),
+    startGateway({ quiet: true, wow: "10" }), startGateway({ quiet: true, gatewayOnly: true })]);
 });
-after(async () => { await gateway?.stop(); await old?.stop(); await next?.stop(); });
+after(async () => { await gateway?.stop(); await old?.stop(); await next?.stop(); await only?.stop(); });
 
 const post = (base, path, body) => fetch(`${base}${path}`, {
   method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
@@ -216,4 +216,50 @@ test("8.10 stated (or nothing), against an 8.10 gateway: history is asked in the
     assert.ok(asked.length >= 1 && asked.every(([, body]) => body.operator === "AND" || body.condition?.operator === "AND"), JSON.stringify(asked));
     client.free();
   }
+});
+
+/** PUTs `lock_amount` on `id` with `requestId`, waiting for `stage`; the answer's stage and code. */
+async function lockAt(at, id, requestId, stage) {
+  const r = await fetch(`${at.base}/account/${id}/lock_amount`, { method: "PUT", body: JSON.stringify({ amount: 1 }),
+    headers: { "Content-Type": "application/json", "Command-Request-Id": requestId, "Command-Wait-Stage": stage } });
+  const body = await r.json();
+  return [r.status, body.stage, body.errorCode];
+}
+
+test("a gateway-only service (Wow 9.3) accepts a resent requestId at SENT and refuses it at PROCESSED; a full gateway refuses it at SENT", async () => {
+  for (const [at, atSent, atProcessed] of [[only, [200, "SENT", "Ok"], [400, "PROCESSED", "DuplicateRequestId"]],
+    [gateway, [400, "SENT", "DuplicateRequestId"], [400, "SENT", "DuplicateRequestId"]]]) {
+    const id = await createAccount(at.base), requestId = crypto.randomUUID();
+    assert.deepEqual(await lockAt(at, id, requestId, "PROCESSED"), [200, "PROCESSED", "Ok"]);
+    assert.deepEqual(await lockAt(at, id, requestId, "SENT"), atSent);
+    assert.deepEqual(await lockAt(at, id, requestId, "PROCESSED"), atProcessed);
+    assert.equal(await at.stored("account", id, requestId), 1, "appended once");
+  }
+});
+
+test("a resend accepted at SENT is reported succeeded only once history shows the intent appended (a gateway-only service)", async () => {
+  const id = await createAccount(only.base);
+  const map = new Map(), namespace = unique("resend");
+  const connect = () => WowClient.connect({ baseUrl: only.base, user: null, storage: memoryAdapter(map), namespace, wow: "9.1.3",
+    timeoutMs: 3000, retry: { baseMs: 20, maxConfirms: 2 } });
+  // The first attempt never reaches the bus, and history cannot say so yet: the intent is left unresolved.
+  await only.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_request", times: 1 },
+    { match: { path: "*/event/*" }, fault: "query_unavailable" }] });
+  const first = await connect();
+  const left = await first.send({ ...lock(id), waitStage: "SENT" });
+  assert.ok(["unknown", "escalated"].includes(left.status), JSON.stringify(left));
+  first.free();
+  await only.faults("DELETE");
+  const since = await cursor(only);
+  const client = await connect();
+  const { driven } = await client.resume();
+  const [outcome] = driven;
+  assert.deepEqual([outcome.status, outcome.appended, outcome.attempts, outcome.result?.stage], ["succeeded", true, 2, "SENT"], JSON.stringify(outcome));
+  assert.equal(outcome.requestId, left.requestId);
+  // Asked history after the resend's SENT, not only before it.
+  const r = await (await fetch(`${only.base}/__gateway/arrivals?since=${since}`)).json();
+  const order = r.arrivals.map((a) => (a.requestId === left.requestId ? "send" : /\/event\/(count|list)$/.test(a.path) ? "look" : "other"));
+  assert.ok(order.lastIndexOf("look") > order.indexOf("send"), order.join(" "));
+  assert.equal(await only.stored("account", id, left.requestId), 1);
+  client.free();
 });

@@ -146,6 +146,11 @@ pub enum Action {
     Done(Box<Outcome>),
 }
 
+/// A caller's deadline, kept apart from the server's: the gateway's wait
+/// deadline answers `RequestTimeout` with its own message.
+const CALLER_TIMEOUT: &str =
+    "caller timeout (timeoutMs), not the server's wait deadline: the outcome is unknown";
+
 /// Why history is being asked, and what to conclude from each answer.
 #[derive(Clone, Debug, PartialEq)]
 enum Why {
@@ -157,6 +162,10 @@ enum Why {
     Business,
     /// A create whose id was taken: ours, or someone else's?
     CreateConflict,
+    /// A resend the gateway accepted at SENT: since Wow 9.3 a gateway-only
+    /// service lets a duplicate through and the processing node refuses it
+    /// later, so only history says the intent is appended.
+    Resent,
 }
 
 /// What the server last said about a failure.
@@ -623,11 +632,16 @@ impl IntentMachine {
                 self.record.appended_version = version.or(self.record.appended_version);
                 let status = match why {
                     Why::Business => Status::Rejected,
-                    Why::Unknown | Why::Duplicate | Why::CreateConflict => Status::Succeeded,
+                    Why::Unknown | Why::Duplicate | Why::CreateConflict | Why::Resent => {
+                        Status::Succeeded
+                    }
                 };
                 let mut outcome = self.outcome_with(status, Some(true));
                 outcome.appended_version = version;
                 outcome.appended_command_id = command_id;
+                if why == Why::Resent {
+                    outcome.result = self.record.last_result.clone();
+                }
                 if status == Status::Succeeded {
                     outcome.error = None;
                     let target = self.record.command.wait.stage;
@@ -642,6 +656,15 @@ impl IntentMachine {
                 }
                 self.settle(now, outcome);
             }
+            // Accepted by the bus, not in history yet: processing may lag,
+            // or a processing node refused it as a duplicate. Asked again,
+            // then escalated; never sent again from here.
+            ConfirmAnswer::NotAppended if why == Why::Resent => self.confirm_again_or_escalate(
+                now,
+                why,
+                tries,
+                "a resend was accepted at SENT, and history does not show it appended",
+            ),
             ConfirmAnswer::NotAppended => {
                 self.record.appended = Some(false);
                 match why {
@@ -656,34 +679,57 @@ impl IntentMachine {
                                 .because("the aggregate id belongs to someone else"),
                         );
                     }
+                    // The server saw the requestId, history does not: a
+                    // processing node's window (Wow 9.3) or a pre-check's
+                    // false positive. Sent again with it, bounded, then escalated.
+                    Why::Duplicate if self.sent_this_drive >= self.config.max_attempts => {
+                        let reason = text!(
+                            "the gateway said DuplicateRequestId ",
+                            self.sent_this_drive,
+                            " times, and history does not show the intent appended"
+                        );
+                        self.escalate(now, reason);
+                    }
                     // Confirmed not committed: retrying with the same requestId is safe.
                     Why::Unknown | Why::Duplicate => self.retry_or_give_up(now, None),
+                    Why::Resent => unreachable!("answered above"),
                 }
             }
             ConfirmAnswer::Unavailable(why_not) => {
-                let tries = tries + 1;
-                if tries < self.config.max_confirms {
-                    let delay = backoff_ms(
-                        tries,
-                        self.config.confirm_base_ms,
-                        self.config.retry_max_ms,
-                        self.jitter.sample(),
-                    );
-                    self.phase = Phase::ConfirmBackoff {
-                        why,
-                        tries,
-                        at: now.saturating_add(delay as i64),
-                    };
-                } else {
-                    let reason = text!("could not confirm after ", tries, " queries: ", why_not);
-                    self.actions.push_back(Action::Escalate(reason.clone()));
-                    self.settle(
-                        now,
-                        self.outcome_with(Status::Escalated, None).because(&reason),
-                    );
-                }
+                self.confirm_again_or_escalate(now, why, tries, &why_not)
             }
         }
+    }
+
+    /// History did not settle it: asked again after a backoff, up to
+    /// `max_confirms` questions, then escalated with `why_not`.
+    fn confirm_again_or_escalate(&mut self, now: i64, why: Why, tries: u32, why_not: &str) {
+        let tries = tries + 1;
+        if tries < self.config.max_confirms {
+            let delay = backoff_ms(
+                tries,
+                self.config.confirm_base_ms,
+                self.config.retry_max_ms,
+                self.jitter.sample(),
+            );
+            self.phase = Phase::ConfirmBackoff {
+                why,
+                tries,
+                at: now.saturating_add(delay as i64),
+            };
+        } else {
+            let reason = text!("could not confirm after ", tries, " queries: ", why_not);
+            self.escalate(now, reason);
+        }
+    }
+
+    /// Ends the drive escalated: the intent waits on history (the probe).
+    fn escalate(&mut self, now: i64, reason: String) {
+        self.actions.push_back(Action::Escalate(reason.clone()));
+        self.settle(
+            now,
+            self.outcome_with(Status::Escalated, None).because(&reason),
+        );
     }
 
     /// A timer is due.
@@ -695,11 +741,11 @@ impl IntentMachine {
                 });
                 self.wait_end = Some(WaitEnd::Timeout);
                 let verdict = if self.config.stream {
-                    self.judge_stream(&flight, false, "caller timeout")
+                    self.judge_stream(&flight, false, CALLER_TIMEOUT)
                 } else {
                     Verdict::Confirm(
                         Why::Unknown,
-                        Failed::message(ErrorCode::RequestTimeout, "caller timeout"),
+                        Failed::message(ErrorCode::RequestTimeout, CALLER_TIMEOUT),
                     )
                 };
                 self.apply(now, verdict);
@@ -1016,6 +1062,20 @@ impl IntentMachine {
             )
         };
         match verdict {
+            Verdict::Success(r)
+                if !r.stage.implies_appended() && self.record.attempts.len() > 1 =>
+            {
+                self.end_attempt(now, AttemptOutcome::Succeeded);
+                self.record.last_result = Some(r);
+                self.failed = Failed::default();
+                let reason = Some("confirming: a resend accepted at SENT".to_owned());
+                self.persist_then(
+                    now,
+                    IntentState::Unknown,
+                    reason,
+                    Then::Confirm(Why::Resent),
+                );
+            }
             Verdict::Success(r) => {
                 self.end_attempt(now, AttemptOutcome::Succeeded);
                 self.record.last_result = Some(r.clone());

@@ -457,27 +457,26 @@ fn too_many_requests_waits_for_retry_after() {
     assert_eq!(m.poll_timeout(), Some(T0 + 2_501));
 }
 
-#[test]
-fn retries_are_bounded_and_the_intent_stays_unknown() {
-    let config = MachineConfig {
-        max_attempts: 2,
-        ..MachineConfig::default()
-    };
-    let (mut m, _) = started(CommandStage::Processed, false, config);
-    let mut now = T0;
-    let mut sends = 0;
+/// Runs `m` to its outcome: each send answered by `answer(m, now,
+/// attempt)`, each look "not appended", each timer fired when due; the
+/// last actions (the outcome's) and how many sends there were.
+fn run_to_outcome(
+    m: &mut IntentMachine,
+    mut answer: impl FnMut(&mut IntentMachine, i64, u32),
+) -> (Vec<Action>, u32) {
+    let (mut now, mut sends) = (T0, 0);
     loop {
-        let actions = drain(&mut m, now);
-        sends += actions
-            .iter()
-            .filter(|a| matches!(a, Action::Send { .. }))
-            .count();
-        if let Some(Action::Done(o)) = actions.last() {
-            assert_eq!((o.status, o.appended), (Status::Unknown, Some(false)));
-            break;
+        let actions = drain(m, now);
+        if matches!(actions.last(), Some(Action::Done(_))) {
+            return (actions, sends);
         }
-        if actions.iter().any(|a| matches!(a, Action::Send { .. })) {
-            m.handle_transport_error(now, sends as u32, TransportError::Lost("reset".into()));
+        let sent = actions.iter().find_map(|a| match a {
+            Action::Send { attempt } => Some(*attempt),
+            _ => None,
+        });
+        if let Some(attempt) = sent {
+            sends += 1;
+            answer(m, now, attempt);
         } else if actions.iter().any(|a| matches!(a, Action::Confirm { .. })) {
             m.handle_confirm(now, ConfirmAnswer::NotAppended);
         } else {
@@ -485,6 +484,20 @@ fn retries_are_bounded_and_the_intent_stays_unknown() {
             m.handle_timeout(now);
         }
     }
+}
+
+#[test]
+fn retries_are_bounded_and_the_intent_stays_unknown() {
+    let config = MachineConfig {
+        max_attempts: 2,
+        ..MachineConfig::default()
+    };
+    let (mut m, _) = started(CommandStage::Processed, false, config);
+    let (actions, sends) = run_to_outcome(&mut m, |m, now, attempt| {
+        m.handle_transport_error(now, attempt, TransportError::Lost("reset".into()))
+    });
+    let o = done(&actions);
+    assert_eq!((o.status, o.appended), (Status::Unknown, Some(false)));
     assert_eq!(sends, 2);
     assert_eq!(m.record().state, IntentState::Unknown);
 }
@@ -1238,4 +1251,171 @@ fn a_route_miss_on_a_command_not_marked_create_hints_at_create() {
     let o = done(&drain(&mut m, T0 + 2)).clone().with_create_hint(false);
     assert_eq!(o.error_code().unwrap().as_str(), "NotFound");
     assert!(!o.error.unwrap().error_msg.contains("create: true"));
+}
+
+/// Drives `m` through a lost first attempt and history's "not appended",
+/// to its second attempt's send; returns when it is due.
+fn to_second_attempt(m: &mut IntentMachine) -> i64 {
+    drain(m, T0);
+    m.handle_transport_error(T0 + 1, 1, TransportError::Lost("reset".into()));
+    drain(m, T0 + 1);
+    m.handle_confirm(T0 + 2, ConfirmAnswer::NotAppended);
+    let at = m.poll_timeout().unwrap();
+    m.handle_timeout(at);
+    assert!(matches!(drain(m, at)[..], [Action::Send { attempt: 2 }]));
+    at
+}
+
+// Wow 9.3: a gateway-only service lets a resent duplicate through at SENT
+// and the processing node refuses it later, so a resend's SENT says nothing.
+#[test]
+fn a_resend_accepted_at_sent_succeeds_only_once_history_shows_it_appended() {
+    let (mut m, r) = started(CommandStage::Sent, false, MachineConfig::default());
+    let at = to_second_attempt(&mut m);
+    let sent = result(&r, CommandStage::Sent, "Ok", None);
+    m.handle_response(
+        at + 1,
+        2,
+        json(200, ResponseBody::CommandResult(sent)),
+        None,
+    );
+    assert!(
+        matches!(drain(&mut m, at + 1)[..], [Action::Confirm { .. }]),
+        "asked history, not reported"
+    );
+    m.handle_confirm(
+        at + 2,
+        ConfirmAnswer::Appended {
+            version: Some(4),
+            command_id: Some("cmd-1".into()),
+        },
+    );
+    let o = done(&drain(&mut m, at + 2)).clone();
+    assert_eq!((o.status, o.appended), (Status::Succeeded, Some(true)));
+    assert_eq!(o.appended_version, Some(4));
+    assert_eq!(o.result.map(|r| r.stage), Some(CommandStage::Sent));
+}
+
+#[test]
+fn a_resend_accepted_at_sent_that_history_never_shows_escalates_and_is_not_sent_again() {
+    let config = MachineConfig {
+        max_confirms: 3,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Sent, false, config);
+    let at = to_second_attempt(&mut m);
+    let sent = result(&r, CommandStage::Sent, "Ok", None);
+    m.handle_response(
+        at + 1,
+        2,
+        json(200, ResponseBody::CommandResult(sent)),
+        None,
+    );
+    let mut now = at + 1;
+    let mut actions = drain(&mut m, now);
+    for _ in 0..3 {
+        assert!(
+            matches!(actions[..], [Action::Confirm { .. }]),
+            "{actions:?}"
+        );
+        m.handle_confirm(now, ConfirmAnswer::NotAppended);
+        actions = drain(&mut m, now);
+        if actions.is_empty() {
+            now = m.poll_timeout().unwrap();
+            m.handle_timeout(now);
+            actions = drain(&mut m, now);
+        }
+    }
+    assert!(matches!(actions[0], Action::Escalate(_)), "{actions:?}");
+    assert!(!actions.iter().any(|a| matches!(a, Action::Send { .. })));
+    let o = done(&actions);
+    assert_eq!(
+        (o.status, o.appended, o.attempts),
+        (Status::Escalated, None, 2)
+    );
+    assert!(o
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("a resend was accepted at SENT"));
+}
+
+#[test]
+fn a_first_attempt_accepted_at_sent_is_the_wait_the_caller_asked_for() {
+    let (mut m, r) = started(CommandStage::Sent, false, MachineConfig::default());
+    drain(&mut m, T0);
+    let sent = result(&r, CommandStage::Sent, "Ok", None);
+    m.handle_response(
+        T0 + 1,
+        1,
+        json(200, ResponseBody::CommandResult(sent)),
+        None,
+    );
+    let o = done(&drain(&mut m, T0 + 1)).clone();
+    assert_eq!(o.status, Status::Succeeded);
+}
+
+// A processing node's window (Wow 9.3) can call a requestId a duplicate
+// that history does not hold: sent again with it, bounded, then escalated.
+#[test]
+fn a_duplicate_history_does_not_show_is_sent_again_then_escalated() {
+    let config = MachineConfig {
+        max_attempts: 2,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Processed, false, config);
+    let (actions, sends) = run_to_outcome(&mut m, |m, now, attempt| {
+        let dup = result(&r, CommandStage::Processed, "DuplicateRequestId", None);
+        let answer = json(400, ResponseBody::CommandResult(dup));
+        m.handle_response(now, attempt, answer, None);
+    });
+    assert!(matches!(actions[0], Action::Escalate(_)), "{actions:?}");
+    let outcome = done(&actions);
+    assert_eq!(sends, 2, "the same requestId once more, then no more");
+    assert_eq!(
+        (outcome.status, outcome.appended),
+        (Status::Escalated, None)
+    );
+    let reason = outcome.reason.as_deref().unwrap();
+    assert!(reason.contains("DuplicateRequestId 2 times"), "{reason}");
+    assert_eq!(m.record().state, IntentState::Escalated);
+}
+
+#[test]
+fn the_callers_deadline_and_the_servers_wait_deadline_are_told_apart() {
+    let config = MachineConfig {
+        caller_timeout_ms: 1_000,
+        max_confirms: 1,
+        ..MachineConfig::default()
+    };
+    let (mut m, r) = started(CommandStage::Processed, false, config.clone());
+    drain(&mut m, T0);
+    m.handle_timeout(T0 + 1_000);
+    drain(&mut m, T0 + 1_000);
+    m.handle_confirm(T0 + 1_001, ConfirmAnswer::Unavailable("down".into()));
+    let ours = done(&drain(&mut m, T0 + 1_001)).clone();
+    let (mut m, _) = started(CommandStage::Processed, false, config);
+    drain(&mut m, T0);
+    let mut theirs = result(&r, CommandStage::Sent, "RequestTimeout", None);
+    theirs.error_msg = "Wait timeout.".into();
+    m.handle_response(
+        T0 + 5,
+        1,
+        json(408, ResponseBody::CommandResult(theirs)),
+        None,
+    );
+    drain(&mut m, T0 + 5);
+    m.handle_confirm(T0 + 6, ConfirmAnswer::Unavailable("down".into()));
+    let server = done(&drain(&mut m, T0 + 6)).clone();
+    let msg = |o: &Outcome| o.error.as_ref().unwrap().error_msg.clone();
+    assert!(
+        msg(&ours).starts_with("caller timeout (timeoutMs), not the server's wait deadline"),
+        "{}",
+        msg(&ours)
+    );
+    assert_eq!(msg(&server), "Wait timeout.");
+    assert_eq!(
+        m.record().attempts[0].wait_ended_by,
+        Some(crate::core::journal::WaitEnd::Answer)
+    );
 }
