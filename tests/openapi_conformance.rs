@@ -164,3 +164,140 @@ fn command_routes_declare_the_headers_we_send() {
         );
     }
 }
+
+/// Wow 9.1.5's query schemas (`tests/fixtures/wow-9.1.5/query-excerpt.json`).
+fn wow9_queries() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/wow-9.1.5/query-excerpt.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// Follows a local `$ref`.
+fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
+    match v["$ref"].as_str() {
+        Some(r) => {
+            let mut at = doc;
+            for part in r.trim_start_matches("#/").split('/') {
+                at = &at[part];
+            }
+            resolve(doc, at)
+        }
+        None => v,
+    }
+}
+
+/// Whether `value` is valid under `schema`, for the keywords these schemas
+/// use (`$ref`, `oneOf`, `type`, `enum`, `required`, `properties`,
+/// `additionalProperties: false`, `items`, `minItems`, `minimum`); why not.
+fn check(doc: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let schema = resolve(doc, schema);
+    if let Some(alternatives) = schema["oneOf"].as_array() {
+        let valid = alternatives
+            .iter()
+            .filter(|s| check(doc, s, value, at).is_ok())
+            .count();
+        return if valid == 1 {
+            Ok(())
+        } else {
+            Err(format!("{at}: {valid} alternatives match {value}"))
+        };
+    }
+    if let Some(allowed) = schema["enum"].as_array() {
+        if !allowed.contains(value) {
+            return Err(format!("{at}: {value} not in {allowed:?}"));
+        }
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    let is = |t: &str| match t {
+        "string" => value.is_string(),
+        "number" => value.is_number(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => false,
+    };
+    if !types.is_empty() && !types.iter().any(|t| is(t)) {
+        return Err(format!("{at}: {value} is not {types:?}"));
+    }
+    if let Some(min) = schema["minimum"].as_i64() {
+        if value.as_i64().is_some_and(|n| n < min) {
+            return Err(format!("{at}: below {min}"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        for name in strings(&schema["required"]) {
+            if !object.contains_key(&name) {
+                return Err(format!("{at}: `{name}` is required"));
+            }
+        }
+        for (name, v) in object {
+            match schema["properties"].get(name) {
+                Some(s) => check(doc, s, v, &format!("{at}.{name}"))?,
+                None if schema["additionalProperties"] == Value::Bool(false) => {
+                    return Err(format!("{at}: `{name}` is not a property"))
+                }
+                None => {}
+            }
+        }
+    }
+    if let Some(items) = value.as_array() {
+        if let Some(min) = schema["minItems"].as_u64() {
+            if (items.len() as u64) < min {
+                return Err(format!("{at}: fewer than {min} items"));
+            }
+        }
+        for (i, item) in items.iter().enumerate() {
+            check(doc, &schema["items"], item, &format!("{at}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_filter_bodies_are_wow_9s_published_schemas() {
+    use wow_command_client::core::protocol::{BatchQuery, JsonOut, QueryShape, Tree};
+    let doc = wow9_queries();
+    assert_eq!(doc["info"]["x-wow-version"], "9.1.5");
+    let text = |v: &dyn Fn(&mut JsonOut)| {
+        let mut out = JsonOut::new(wow_command_client::core::protocol::float_text);
+        v(&mut out);
+        serde_json::from_str::<Value>(&out.text).unwrap()
+    };
+    use wow_command_client::core::protocol::ToJson;
+    let q = |a: &str, r: &str| ConfirmQuery {
+        route: AggregateRoute::new("account"),
+        aggregate_id: a.into(),
+        request_id: r.into(),
+    };
+    let filter = schema(&doc, "wow.api.query.FilterExpression");
+    let list_query = schema(&doc, "wow.api.query.ListQuery");
+    let count = text(&|o| Tree(&q("x", "r").condition(), QueryShape::Filter).write_json(o));
+    check(&doc, &doc["x-count-request-body"], &count, "count").unwrap();
+    let list = text(&|o| q("x", "r").list_body(QueryShape::Filter).write_json(o));
+    check(&doc, list_query, &list, "list").unwrap();
+    let batch = BatchQuery::of(
+        &[q("x", "r1"), q("y", "r2"), q("x", "r3")],
+        QueryShape::Filter,
+    );
+    let batch = text(&|o| batch.write_json(o));
+    check(&doc, list_query, &batch, "batch").unwrap();
+    // The checker refuses what Wow refuses: the 8.10 shape, a filter's stray
+    // property, a list where a value goes, an empty AND.
+    let old = text(&|o| q("x", "r").list_body(QueryShape::Condition).write_json(o));
+    assert!(check(&doc, list_query, &old, "old").is_err());
+    for wrong in [
+        serde_json::json!({"op": "EQ", "field": "requestId", "value": "r", "children": []}),
+        serde_json::json!({"op": "AGGREGATE_IDS", "value": ["x"]}),
+        serde_json::json!({"op": "AND", "operands": []}),
+        serde_json::json!({"operator": "AND", "children": []}),
+    ] {
+        assert!(check(&doc, filter, &wrong, "wrong").is_err(), "{wrong}");
+    }
+}
