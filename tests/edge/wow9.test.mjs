@@ -21,12 +21,12 @@ import { memoryAdapter } from "../../pkg/adapters.js";
 
 const unique = (p) => `${p}-${Math.random().toString(36).slice(2, 10)}`;
 
-let gateway, old, next, only;
+let gateway, old, next, only, scoped;
 before(async () => {
-  [gateway, old, next, only] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" }),
-    startGateway({ quiet: true, wow: "10" }), startGateway({ quiet: true, gatewayOnly: true })]);
+  [gateway, old, next, only, scoped] = await Promise.all([startGateway({ quiet: true }), startGateway({ quiet: true, wow: "8.10" }),
+    startGateway({ quiet: true, wow: "10" }), startGateway({ quiet: true, gatewayOnly: true }), startGateway({ quiet: true, queryScope: true })]);
 });
-after(async () => { await gateway?.stop(); await old?.stop(); await next?.stop(); await only?.stop(); });
+after(async () => { for (const g of [gateway, old, next, only, scoped]) await g?.stop(); });
 
 const post = (base, path, body) => fetch(`${base}${path}`, {
   method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
@@ -262,4 +262,17 @@ test("a resend accepted at SENT is reported succeeded only once history shows th
   assert.ok(order.lastIndexOf("look") > order.indexOf("send"), order.join(" "));
   assert.equal(await only.stored("account", id, left.requestId), 1);
   client.free();
+});
+
+test("a gateway that requires a query scope: without credentials the 403 is \"cannot confirm\"; with them the lost answer is confirmed", async () => {
+  for (const [headers, expected] of [[undefined, ["escalated", null, 1]], [() => ({ Authorization: "Bearer t" }), ["succeeded", true, 1]]]) {
+    const client = await connectTo(scoped, { wow: "9.1.5", ...(headers ? { headers } : {}) });
+    const id = unique("acct");
+    await scoped.faults("POST", { rules: [{ match: { aggregateId: id }, fault: "drop_response_after_append", times: 1 }] });
+    const outcome = await client.send(create(id));
+    assert.deepEqual([outcome.status, outcome.appended ?? null, outcome.attempts], expected, JSON.stringify(outcome));
+    if (!headers) assert.match(outcome.reason, /answered 403 IllegalAccessQueryScope: The query requires an authenticated query scope\./, outcome.reason);
+    assert.equal(await scoped.stored("account", id, outcome.requestId), 1, "appended once, never sent again");
+    client.free();
+  }
 });

@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
 fn usage() -> ! {
-    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10|10] [--gateway-only]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
+    eprintln!("usage: wow-test-gateway [--listen HOST:PORT] [--db PATH] [--seed N] [--retry-backoff-ms N] [--stage-gap-ms N] [--www DIR] [--pkg DIR] [--wow 9|8.10|10] [--gateway-only] [--query-scope]\n       wow-test-gateway --print-openapi   (the OpenAPI document it serves at /v3/api-docs)");
     std::process::exit(2)
 }
 
@@ -35,6 +35,7 @@ async fn main() {
     let mut static_dirs = static_files::StaticDirs::default();
     let mut wow = query::Wow::Nine;
     let mut gateway_only = false;
+    let mut query_scope = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -55,6 +56,7 @@ async fn main() {
                 }
             }
             "--gateway-only" => gateway_only = true,
+            "--query-scope" => query_scope = true,
             "--print-openapi" => {
                 let doc = serde_json::to_string_pretty(&openapi::document(wow.version()))
                     .expect("serialisable");
@@ -84,6 +86,7 @@ async fn main() {
             static_dirs,
             wow,
             gateway_only,
+            query_scope,
         },
         seed.unwrap_or(0),
     );

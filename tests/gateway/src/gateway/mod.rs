@@ -79,6 +79,10 @@ pub struct Settings {
     /// has no event store to confirm a hit with and lets it through, so a
     /// resent duplicate is accepted at SENT and refused at PROCESSED.
     pub gateway_only: bool,
+    /// Queries need an authenticated scope (`--query-scope`, Wow 9's
+    /// `IllegalAccessQueryScope`): one without an `Authorization` header is
+    /// refused 403.
+    pub query_scope: bool,
 }
 
 /// Shared state.

@@ -46,6 +46,13 @@ impl App {
         if self.query_fault("POST", &path) {
             return http::unavailable();
         }
+        if self.settings.query_scope && authorization.is_none() {
+            let answer = json!({
+                "errorCode": "IllegalAccessQueryScope", "succeeded": false,
+                "errorMsg": "The query requires an authenticated query scope.",
+            });
+            return http::json(403, "IllegalAccessQueryScope", &answer);
+        }
         let body: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => return illegal(&format!("Invalid query body: {e}")),
