@@ -10,6 +10,7 @@
 //                      [--escalated 100] [--idle 60]   (history)
 //                      [--panel 10000] [--cpu-profile [--profile-top N]]   (devtools)
 //                      [--crossings 20]   (crossings)
+//                      [--long-journal 10000] [--long-rounds 5] [--long-body 900000] [--long-burst 500] [--long-resume 1000]   (longtasks)
 //                      [--own 300] [--rounds 5] [--cpu-profile [--profile-top N] [--profile-out DIR]]   (own)
 //                      [--pkg DIR] [--rounds 3] [--away 20] [--guarantees] [--cpu-profile [--profile-top N] [--profile-out DIR] [--profile-away MS]] [--cpu-load] [--trace]   (concurrency)
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -20,6 +21,7 @@ import { chromiumPath, launchChromium } from "../tests/support/browser.mjs";
 import { root, startGateway } from "../tests/support/gateway.mjs";
 import { report as sizeReport, table } from "./size.mjs";
 import { coreFloor, coreFloorTable, floor, floorTable, sizeReportModule } from "./floor.mjs";
+import { countCalls } from "./counters.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   a.startsWith("--") ? [...acc, [a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]] : acc, []));
@@ -112,6 +114,34 @@ function selfTimes(profile) {
   });
   return self;
 }
+/**
+ * The renderer main thread's top-level tasks in a trace (its outermost
+ * `ThreadControllerImpl::RunTask` / `RunTask` events): the longest by thread
+ * time and its wall time, how many ran over 50 ms of thread time, and their
+ * thread time in all (ms).
+ */
+function mainTasks(events) {
+  const mains = new Set(events.filter((e) => e.name === "thread_name" && e.args?.name === "CrRendererMain").map((e) => `${e.pid}/${e.tid}`));
+  const tasks = events.filter((e) => e.ph === "X" && e.dur != null && mains.has(`${e.pid}/${e.tid}`)
+    && (e.name === "ThreadControllerImpl::RunTask" || e.name === "RunTask")).sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  let end = -1, longestThread = 0, longestWall = 0, over50 = 0, mainThread = 0, longest = null;
+  for (const e of tasks) {
+    if (e.ts < end) continue;
+    end = e.ts + e.dur;
+    // A task's thread time, never above its wall time (a thread clock read
+    // late can put more on one task than the wall clock saw).
+    const thread = Math.min(e.tdur ?? e.dur, e.dur) / 1000;
+    mainThread += thread;
+    if (thread > 50) over50++;
+    if (thread > longestThread) { longestThread = thread; longestWall = e.dur / 1000; longest = e; }
+  }
+  // `--verbose`: what the longest task was made of (self time per event inside it).
+  const inside = longest && args.verbose
+    ? [...traceSelfTimes(events.filter((x) => x.ts >= longest.ts && x.ts + (x.dur ?? 0) <= longest.ts + longest.dur || x.ph === "M"))]
+      .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
+  return { longestThread, longestWall, over50, mainThread, inside };
+}
+
 const section = (title) => console.log(`\n## ${title}\n`);
 
 // ---- 1. size ---------------------------------------------------------------
@@ -616,38 +646,7 @@ try {
   if (wanted("crossings")) {
     section("4g. Crossings: the module's calls into JS per sendAndWait, one after another");
     const counted = await (await browser.newContext()).newPage();
-    await counted.addInitScript(() => {
-      window.platform = new Map();
-      const count = (name) => window.platform.set(name, (window.platform.get(name) ?? 0) + 1);
-      const wrap = (target, key, name) => {
-        const f = target[key];
-        target[key] = function (...a) { count(name); return f.apply(this, a); };
-      };
-      for (const key of ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "queueMicrotask"]) wrap(window, key, key);
-      wrap(LockManager.prototype, "request", "locks.request");
-      for (const key of ["put", "add", "get"]) wrap(IDBObjectStore.prototype, key, `IDBObjectStore.${key}`);
-      wrap(IDBDatabase.prototype, "transaction", "IDBDatabase.transaction");
-      wrap(BroadcastChannel.prototype, "postMessage", "BroadcastChannel.postMessage");
-      wrap(TextDecoder.prototype, "decode", "TextDecoder.decode");
-      wrap(JSON, "parse", "JSON.parse");
-      const Controller = AbortController;
-      window.AbortController = class extends Controller { constructor() { super(); count("new AbortController"); } };
-      window.crossed = new Map();
-      for (const name of ["instantiate", "instantiateStreaming"]) {
-        const original = WebAssembly[name];
-        WebAssembly[name] = function (source, imports, ...rest) {
-          const wrapped = {};
-          for (const [module, fns] of Object.entries(imports ?? {})) {
-            wrapped[module] = {};
-            for (const [k, f] of Object.entries(fns)) {
-              wrapped[module][k] = typeof f !== "function" ? f
-                : function (...a) { window.crossed.set(k, (window.crossed.get(k) ?? 0) + 1); return f.apply(this, a); };
-            }
-          }
-          return original.call(this, source, imports && wrapped, ...rest);
-        };
-      }
-    });
+    await counted.addInitScript(countCalls);
     await benchPage(counted);
     const n = Number(args.crossings ?? 20), top = Number(args["profile-top"] ?? 8);
     const rows = [];
@@ -761,6 +760,71 @@ try {
     ["key", (r) => `${r.keyChars.toFixed(0)} B`]]));
   console.log("localStorage counts UTF-16: twice these bytes against its quota; IndexedDB stores the same object structured-cloned");
   results.footprint = f;
+  }
+
+  // ---- 8. long tasks --------------------------------------------------------
+  // What a user feels: a main-thread task over 50 ms (RAIL, the Long Tasks
+  // API) delays the next input. Each operation runs alone in the page, traced;
+  // every top-level task of the renderer's main thread inside it is counted,
+  // by its thread time (what the page's thread spent, not the preemption this
+  // two-core machine adds) with the wall time beside it. `--long-rounds`
+  // rounds (default 5), the operations in turn in each round, each round on a
+  // journal seeded afresh outside the trace: median (range) of each figure.
+  if (wanted("longtasks")) {
+    const n = Number(args["long-journal"] ?? 10_000), rounds = Number(args["long-rounds"] ?? 5);
+    const bodyBytes = Number(args["long-body"] ?? 900_000), burstN = Number(args["long-burst"] ?? 500);
+    const resumeN = Number(args["long-resume"] ?? 1000);
+    section(`8. Long tasks: ${rounds} rounds, a journal of ${n} IndexedDB intents, a ${Math.round(bodyBytes / 1000)} KB body, a burst of ${burstN}`);
+    const ops = [
+      ["connect", `connect on ${n} intents`], ["intents", "intents()"], ["quarantined", "quarantined()"],
+      ["panel", "the devtools panel's first rows"], ["prune", "prune()"],
+      ["body", `sendAndWait, ${Math.round(bodyBytes / 1000)} KB body`], ["bodyRaw", "  raw fetch + JSON.stringify, same body"],
+      ["burst", `a burst of ${burstN} send()`], ["resume", `connect and resume() on ${resumeN} unresolved intents`],
+    ];
+    const figures = Object.fromEntries(ops.map(([op]) => [op, []]));
+    for (let round = 0; round < rounds; round++) {
+      // Each round in a fresh page: nothing of an earlier round's (its module, its heap) left in it.
+      await benchPage(page);
+      const namespace = await run("longSeed", n);
+      const unresolved = await run("longSeed", resumeN, 1);
+      for (const [op] of ops) {
+        const arg = op === "burst" ? burstN : bodyBytes;
+        const { events, result: wall } = await traced(`toplevel,disabled-by-default-devtools.timeline${args.verbose ? ",devtools.timeline,v8,blink,IndexedDB" : ""}`,
+          () => run("longRun", op, op === "resume" ? unresolved : namespace, arg));
+        figures[op].push({ wall, ...mainTasks(events) });
+        if (args.verbose) console.log(round, op, JSON.stringify(figures[op].at(-1)));
+      }
+      await run("longRun", "close", namespace);
+    }
+    // `--long-profile intents,connect`: one more round, those operations profiled, by self time.
+    if (typeof args["long-profile"] === "string") {
+      const namespace = await run("longSeed", n);
+      const unresolved = await run("longSeed", resumeN, 1);
+      for (const [op] of ops) {
+        const profiled = args["long-profile"].split(",").includes(op);
+        if (profiled) { await cdp.send("Profiler.enable"); await cdp.send("Profiler.start"); }
+        await run("longRun", op, op === "resume" ? unresolved : namespace, op === "burst" ? burstN : bodyBytes);
+        if (!profiled) continue;
+        const self = selfTimes((await cdp.send("Profiler.stop")).profile);
+        const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(args["profile-top"] ?? 25));
+        console.log(`CPU profile of ${op}, by self time:\n${top.map(([k, v]) => `${ms(v).padStart(12)}  ${k}`).join("\n")}`);
+      }
+      await run("longRun", "close", namespace);
+    }
+    const range = (list, f) => `${f(pct(list, 50))} (${f(Math.min(...list))}–${f(Math.max(...list))})`;
+    const rows = ops.map(([op, what]) => {
+      const runs = figures[op];
+      return { what, longest: range(runs.map((r) => r.longestThread), (x) => x.toFixed(0)),
+        wallOfIt: range(runs.map((r) => r.longestWall), (x) => x.toFixed(0)),
+        over: range(runs.map((r) => r.over50), (x) => x.toFixed(0)),
+        main: range(runs.map((r) => r.mainThread), (x) => x.toFixed(0)),
+        wall: range(runs.map((r) => r.wall), (x) => x.toFixed(0)) };
+    });
+    console.log(table(rows, [["operation", (r) => r.what], ["longest task, thread ms", (r) => r.longest],
+      ["its wall ms", (r) => r.wallOfIt], ["tasks over 50 ms (thread)", (r) => r.over],
+      ["main thread, ms", (r) => r.main], ["operation's wall, ms", (r) => r.wall]]));
+    console.log(`median (range) of ${rounds} rounds. Target: no task of the SDK's over 50 ms of thread time; the body's main thread ≤ 3× raw fetch's`);
+    results.longTasks = figures;
   }
 
   // ---- 6. memory ----------------------------------------------------------

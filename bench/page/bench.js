@@ -342,9 +342,8 @@ export async function concurrency(n, variants, rounds = 3) {
  * `JSON.stringify`, the SDK by its own path.
  */
 let bodyBench = null;
-export async function bodySetup(bytes) {
-  await bodyTeardown();
-  const id = await account();
+/** An order of small items, about `bytes` of JSON. */
+function orderBody(bytes) {
   const items = [];
   for (let i = 0, size = 0; size < bytes; i++) {
     const item = { sku: `SKU-${String(i).padStart(6, "0")}`, name: `product ${i} of the bench's order`, quantity: 1 + (i % 7),
@@ -352,7 +351,12 @@ export async function bodySetup(bytes) {
     size += JSON.stringify(item).length + 1;
     items.push(item);
   }
-  const command = { aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1, items } };
+  return { amount: 1, items };
+}
+export async function bodySetup(bytes) {
+  await bodyTeardown();
+  const id = await account();
+  const command = { aggregate: { resource: "account", id }, action: "lock_amount", body: orderBody(bytes) };
   const template = await captureRequest(lock(id));
   bodyBench = { command, template, bytes: JSON.stringify(command.body).length, sdk: await connect("indexedDB"),
     peer: await guardedPeer(unique("body")) };
@@ -651,5 +655,101 @@ export async function ownWorkTeardown() {
   ownWork = undefined;
 }
 
-window.bench = { ownWorkSetup, ownWorkRun, ownWorkTeardown, crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
+/**
+ * 8. Long tasks: the operations a page meets on a large journal, each run
+ * alone so every main-thread task inside it is the SDK's (bench/run.mjs
+ * traces each and reads its tasks). `longSeed(n)`: a namespace holding `n`
+ * IndexedDB intents (copies of a real record, one in a hundred unresolved),
+ * made outside any measurement.
+ */
+let longBench = null;
+async function seedIndexedDB(namespace, n, template, every = 100) {
+  const db = await new Promise((resolve, reject) => {
+    const open = indexedDB.open(`wow-command-client/${namespace}`);
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  const old = Date.now() - 30 * 86_400_000;
+  for (let done = 0; done < n; done += 1000) {
+    const t = db.transaction(["intents"], "readwrite");
+    for (let i = done; i < Math.min(n, done + 1000); i++) {
+      const intentId = crypto.randomUUID();
+      const unresolved = i % every === 0;
+      t.objectStore("intents").put({ ...template, intentId, requestId: intentId, state: unresolved ? "unknown" : "succeeded",
+        createdAt: old + i, updatedAt: old + i, revision: 1 }, intentId);
+    }
+    await new Promise((resolve, reject) => { t.oncomplete = resolve; t.onerror = () => reject(t.error); });
+  }
+  db.close();
+}
+/** `every`: one intent in so many unresolved (1: all). */
+export async function longSeed(n, every = 100) {
+  const namespace = unique("long");
+  // The namespace's database, made as the SDK makes it.
+  (await connect("indexedDB", namespace)).free();
+  if (!longBench) {
+    const id = await account();
+    const first = await connect("indexedDB", namespace);
+    await first.send(lock(id));
+    const [template] = await first.intents();
+    await first.clear();
+    first.free();
+    const template900 = await captureRequest(lock(id));
+    longBench = { id, template, template900 };
+  }
+  await seedIndexedDB(namespace, n, longBench.template, every);
+  return namespace;
+}
+/** One operation on the seeded `namespace`; `client` kept between calls in `longBench.client`. */
+export async function longRun(op, namespace, arg) {
+  const b = longBench;
+  const t0 = performance.now();
+  if (op === "connect") {
+    b.client?.free();
+    b.client = await connect("indexedDB", namespace);
+  } else if (op === "intents") {
+    await b.client.intents();
+  } else if (op === "quarantined") {
+    await b.client.quarantined();
+  } else if (op === "prune") {
+    await b.client.prune();
+  } else if (op === "resume") {
+    // A client on `namespace` (all unresolved), until resume() has driven them.
+    const client = await connect("indexedDB", namespace);
+    const report = await client.resume();
+    const left = (await client.intents()).filter((r) => !["succeeded", "rejected"].includes(r.state)).length;
+    await client.clear();
+    client.free();
+    if (left) throw new Error(`resume: ${left} intents left unfinished (${report.driven.length} driven, ${report.busy.length} busy)`);
+  } else if (op === "panel") {
+    const { mountDevtools } = await import("/pkg/devtools.js");
+    const { element, unmount } = mountDevtools(b.client, { open: true, remember: false });
+    await new Promise((r) => {
+      const observer = new MutationObserver(() => {
+        if (!element.shadowRoot.querySelector(".row")) return;
+        observer.disconnect();
+        requestAnimationFrame(() => r());
+      });
+      observer.observe(element.shadowRoot, { childList: true, subtree: true });
+    });
+    unmount();
+  } else if (op === "body" || op === "bodyRaw") {
+    b.body ??= { aggregate: { resource: "account", id: b.id }, action: "lock_amount", body: orderBody(arg) };
+    if (op === "bodyRaw") {
+      const t = b.template900;
+      const answer = await rawFetch(t, t.url, JSON.stringify(b.body.body));
+      if (answer.errorCode !== "Ok") throw new Error("raw: not Ok");
+    } else if ((await b.client.sendAndWait(b.body)).errorCode !== "Ok") throw new Error("sdk: not Ok");
+  } else if (op === "burst") {
+    const outcomes = await Promise.all(Array.from({ length: arg }, () => b.client.send(lock(b.id))));
+    if (outcomes.some((o) => o.status !== "succeeded")) throw new Error("burst: not all succeeded");
+  } else if (op === "close") {
+    await b.client?.clear();
+    b.client?.free();
+    b.client = null;
+  } else throw new Error(`no operation ${op}`);
+  return performance.now() - t0;
+}
+
+window.bench = { longSeed, longRun, ownWorkSetup, ownWorkRun, ownWorkTeardown, crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
 document.body.dataset.ready = "true";

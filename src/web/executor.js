@@ -30,6 +30,21 @@ export function idleTimer(ms, f, id, tag) {
   return unref(setTimeout(() => live(g) && f(id, tag, true), delay(ms)));
 }
 
+// `f(id, tag, true)` in a task of its own, so that input and rendering the
+// page has waiting go first: the next slice of a long piece of work.
+// `scheduler.postTask` where there is one, else a message (no timer's 4 ms
+// clamp), else a timer.
+export function nextTask(f, id, tag) {
+  const g = generation();
+  const run = () => live(g) && f(id, tag, true);
+  const scheduler = globalThis.scheduler;
+  if (scheduler && typeof scheduler.postTask === "function") return void scheduler.postTask(run);
+  if (typeof MessageChannel !== "function") return void setTimeout(run, 0);
+  const { port1, port2 } = new MessageChannel();
+  port1.onmessage = () => { port1.close(); run(); };
+  port2.postMessage(0);
+}
+
 export function clearTimer(timer) { if (timer !== undefined) clearTimeout(timer); }
 
 // A lock asked for by a client (`promise`: its release function, or null

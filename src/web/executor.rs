@@ -40,7 +40,19 @@ extern "C" {
     /// The lock `promise` asked for, let go with the client's holdings `of`.
     #[wasm_bindgen(js_name = ownLock)]
     fn own_lock(promise: &js_sys::Promise, of: &JsValue) -> js_sys::Promise;
+    /// `f(id, tag, true)` in a task of its own, after what the page has waiting.
+    #[wasm_bindgen(js_name = nextTask)]
+    fn next_task(f: &js_sys::Function, id: u32, tag: u32);
 }
+
+/// How long one slice of a long piece of work may hold the page's thread
+/// (ms): well under the 50 ms of a long task, on a device several times
+/// slower than a desktop.
+const SLICE_MS: i64 = 8;
+
+/// How many records a call settles with at once; more are made into JS a
+/// slice at a time ([`Executor::settle_slices`]).
+const SLICE_RECORDS: usize = 64;
 
 #[wasm_bindgen(module = "/src/web/held.js")]
 extern "C" {
@@ -128,6 +140,8 @@ const ANNOUNCED: u32 = 0x7FFF_FFF0;
 const HEARD: u32 = 0x7FFF_FFF1;
 const ONLINE: u32 = 0x7FFF_FFF2;
 const VISIBLE: u32 = 0x7FFF_FFF3;
+const SLICES: u32 = 0x7FFF_FFF4;
+const PUMP: u32 = 0x7FFF_FFF5;
 const ABORT: u32 = 1 << 31;
 
 /// The caller's functions, as `connect` read them, and how long each may
@@ -170,6 +184,13 @@ enum Pending {
     Get,
     /// A field and the value an entry held as an object must have to be read.
     List(Option<(String, String)>),
+    /// A listing read into the module slice by slice, a task each (no
+    /// task of the page's held long by a large journal): what is left of
+    /// it, last first.
+    Listing {
+        only: Option<(String, String)>,
+        left: Vec<JsValue>,
+    },
     Put,
     Remove,
     Lock {
@@ -210,6 +231,9 @@ pub struct Executor {
     callbacks: Callbacks,
     pending: RefCell<Vec<(OpId, Pending)>>,
     calls: RefCell<Vec<(CallId, CallEntry)>>,
+    /// Calls settling with many records, made into JS a slice per task:
+    /// each with what is left (last first) and the array made so far.
+    settling: RefCell<Vec<(CallEntry, Vec<IntentRecord>, js_sys::Array)>>,
     next_call: Cell<CallId>,
     /// Locks held, by the op that took them: the function that lets each go.
     locks: RefCell<Vec<(OpId, js_sys::Function)>>,
@@ -224,6 +248,11 @@ pub struct Executor {
     freed: Cell<bool>,
     /// Gone: everything let go.
     gone: Cell<bool>,
+    /// When the executor began performing the engine's operations since
+    /// the last [`PUMP`] task, how many it performed, and whether the next
+    /// ones wait for that task (after [`SLICE_MS`]): a burst of sends starts
+    /// its requests a slice per task, not all in one.
+    slice: Cell<(Option<i64>, u32, bool)>,
 }
 
 thread_local! {
@@ -277,6 +306,7 @@ impl Executor {
             callbacks,
             pending: RefCell::default(),
             calls: RefCell::default(),
+            settling: RefCell::default(),
             next_call: Cell::new(1),
             locks: RefCell::default(),
             dropped: RefCell::default(),
@@ -285,6 +315,7 @@ impl Executor {
             holdings: of,
             freed: Cell::new(false),
             gone: Cell::new(false),
+            slice: Cell::new((None, 0, false)),
         });
         EXECUTORS.with(|all| all.borrow_mut().push(executor.clone()));
         executor
@@ -327,9 +358,27 @@ impl Executor {
             if self.gone.get() {
                 return;
             }
+            // The clock is read when a slice begins and every eighth operation.
+            match self.slice.get() {
+                (_, _, true) => break,
+                (Some(start), ops, false) if ops % 8 == 7 && time::now() - start >= SLICE_MS => {
+                    self.slice.set((Some(start), ops, true));
+                    break;
+                }
+                _ => {}
+            }
             let io = self.engine.borrow_mut().poll_io();
             match io {
-                Some(io) => self.perform(io),
+                Some(io) => {
+                    match self.slice.get() {
+                        (None, ..) => {
+                            self.slice.set((Some(time::now()), 0, false));
+                            next_task(&callback(), self.id, PUMP);
+                        }
+                        (start, ops, deferred) => self.slice.set((start, ops + 1, deferred)),
+                    }
+                    self.perform(io)
+                }
                 None => break,
             }
         }
@@ -353,6 +402,11 @@ impl Executor {
 
     /// One wait ended.
     fn complete(&self, tag: u32, ok: bool, value: JsValue) {
+        // A new slice: the operations that waited for it are performed.
+        if tag == PUMP {
+            self.slice.set((None, 0, false));
+            return self.pump();
+        }
         handling(self.engine.borrow().intent_of(tag).unwrap_or_default());
         let now = time::now();
         self.engine.borrow_mut().set_online(is_online());
@@ -376,6 +430,8 @@ impl Executor {
             self.engine.borrow_mut().handle_online(now);
         } else if tag == VISIBLE {
             self.engine.borrow_mut().handle_visible(now);
+        } else if tag == SLICES {
+            self.settle_slices();
         } else if tag & ABORT != 0 {
             self.engine.borrow_mut().caller_left(now, tag & !ABORT);
         } else if let Some(done) = self.read(tag, ok, value) {
@@ -625,27 +681,12 @@ impl Executor {
                 Done::Got(Ok((!value.is_null_or_undefined()).then(|| entry(value))))
             }
             Pending::Get => Done::Got(Err(store_error(false))),
-            Pending::List(only) if ok => Done::Listed(Ok(safe_read::elements(&value)
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|pair| {
-                    let pair = safe_read::elements(&pair)?;
-                    let value = pair.get(1)?;
-                    // An entry held as an object (IndexedDB's) of another scope
-                    // is skipped before it crosses into the module.
-                    if let Some((field, want)) = &only {
-                        let other = value.is_object()
-                            && safe_read::get(value, field)
-                                .and_then(|v| v.as_string())
-                                .as_deref()
-                                != Some(want.as_str());
-                        if other {
-                            return None;
-                        }
-                    }
-                    Some((pair.first()?.as_string()?, entry(value.clone())))
-                })
-                .collect())),
+            Pending::List(only) if ok => {
+                let mut left = safe_read::elements(&value).unwrap_or_default();
+                left.reverse();
+                return self.read_listing(op, only, left);
+            }
+            Pending::Listing { only, left } => return self.read_listing(op, only, left),
             Pending::List(_) => Done::Listed(Err(store_error(false))),
             // `true`: written; otherwise the revision found, if said (asked
             // only then: each question is a call into JS).
@@ -826,6 +867,30 @@ impl Executor {
         None
     }
 
+    /// Reads a listing's entries into the module for up to [`SLICE_MS`],
+    /// and hands them to the engine as a part; the rest in the next task,
+    /// until none is left: the listing's last part.
+    fn read_listing(
+        &self,
+        op: OpId,
+        only: Option<(String, String)>,
+        mut left: Vec<JsValue>,
+    ) -> Option<Done> {
+        let start = time::now();
+        let mut read = Vec::new();
+        while let Some(pair) = left.pop() {
+            read.extend(listed(&pair, &only));
+            if read.len() % 16 == 0 && time::now() - start >= SLICE_MS && !left.is_empty() {
+                self.pending
+                    .borrow_mut()
+                    .push((op, Pending::Listing { only, left }));
+                next_task(&callback(), self.id, op);
+                return Some(Done::ListedPart(read));
+            }
+        }
+        Some(Done::Listed(Ok(read)))
+    }
+
     /// Call `call` ends with `reply`.
     fn settle(&self, call: CallId, reply: Reply) {
         let entry = {
@@ -835,7 +900,53 @@ impl Executor {
             };
             calls.swap_remove(i).1
         };
-        (self.settle)(&entry, reply);
+        match reply {
+            Reply::Records(mut records) if records.len() > SLICE_RECORDS => {
+                records.reverse();
+                let first = self.settling.borrow().is_empty();
+                self.settling
+                    .borrow_mut()
+                    .push((entry, records, js_sys::Array::new()));
+                if first {
+                    next_task(&callback(), self.id, SLICES);
+                }
+            }
+            reply => (self.settle)(&entry, reply),
+        }
+    }
+
+    /// Makes the records of the first call settling with many into JS for
+    /// up to [`SLICE_MS`], [`SLICE_RECORDS`] at a time, the rest in the next
+    /// task; once none is left, resolves it with them.
+    fn settle_slices(&self) {
+        let start = time::now();
+        let mut settling = self.settling.borrow_mut();
+        let Some((_, left, out)) = settling.first_mut() else {
+            return;
+        };
+        while !left.is_empty() && time::now() - start < SLICE_MS {
+            let slice: Vec<IntentRecord> = (0..SLICE_RECORDS).map_while(|_| left.pop()).collect();
+            // Our own JSON text's array.
+            for record in to_js(&slice).unchecked_into::<js_sys::Array>().iter() {
+                out.push(&record);
+            }
+        }
+        let done = left.is_empty().then(|| settling.remove(0));
+        if !settling.is_empty() {
+            next_task(&callback(), self.id, SLICES);
+        }
+        drop(settling);
+        if let Some((
+            CallEntry {
+                settler: Settler::Promise(resolve, _),
+                ..
+            },
+            _,
+            out,
+        )) = done
+        {
+            let _ = resolve.call1(&JsValue::NULL, &out);
+        }
     }
 
     /// `client.history`.
@@ -860,7 +971,11 @@ impl Executor {
 
     /// A freed client is gone once its calls have ended.
     fn forget_if_done(&self) {
-        if !self.freed.get() || self.gone.get() || !self.calls.borrow().is_empty() {
+        if !self.freed.get()
+            || self.gone.get()
+            || !self.calls.borrow().is_empty()
+            || !self.settling.borrow().is_empty()
+        {
             return;
         }
         self.gone.set(true);
@@ -880,6 +995,28 @@ fn failure(e: JsValue) -> Failure {
 }
 
 /// A stored value (JSON text, or the object IndexedDB keeps) as a record.
+/// One `[key, value]` of a listing, read; `None` if it is not one, or is
+/// held as an object (IndexedDB's) whose field `only` names is another
+/// (another scope's, skipped before it crosses into the module).
+fn listed(
+    pair: &JsValue,
+    only: &Option<(String, String)>,
+) -> Option<(String, Result<IntentRecord, RecordError>)> {
+    let pair = safe_read::elements(pair)?;
+    let value = pair.get(1)?;
+    if let Some((field, want)) = only {
+        let other = value.is_object()
+            && safe_read::get(value, field)
+                .and_then(|v| v.as_string())
+                .as_deref()
+                != Some(want.as_str());
+        if other {
+            return None;
+        }
+    }
+    Some((pair.first()?.as_string()?, entry(value.clone())))
+}
+
 fn entry(value: JsValue) -> Result<IntentRecord, RecordError> {
     super::storage::record_from_stored(value)
 }

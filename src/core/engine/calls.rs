@@ -243,6 +243,12 @@ impl Engine {
             _ => None,
         };
         let aside = matches!(read, Read::SetAside(_));
+        // A read that hands out no records (or only those to remove) keeps no others.
+        let keep = match read {
+            Read::Quarantined | Read::Connect => super::store::Keep::Nothing,
+            Read::Prune => super::store::Keep::Prunable,
+            _ => super::store::Keep::All,
+        };
         self.tasks.push((
             me,
             None,
@@ -254,7 +260,7 @@ impl Engine {
         match id {
             Some(id) if aside => self.set_aside(me, &id),
             Some(id) => self.find(me, &id, true),
-            None => self.list(me, None),
+            None => self.list_keeping(me, keep),
         }
         self.run();
     }
@@ -1566,8 +1572,9 @@ pub enum Read {
     Prune,
     /// `connect`'s look: the store answers.
     Connect,
-    /// Prune removing this many.
-    Removing(u32),
+    /// Prune removing these ids (what is left of them), this many in all:
+    /// [`PRUNE_BATCH`] at a time, each batch a removal (and a task) of its own.
+    Removing(Vec<String>, u32),
     /// Sets an intent aside, as an unreadable record is (quarantine): no
     /// tab drives it again (its handling stopped the module twice).
     SetAside(String),
@@ -1594,17 +1601,35 @@ impl Engine {
                     .into_iter()
                     .map(str::to_owned)
                     .collect();
-                let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-                self.remove(me, &refs);
-                *r = Read::Removing(ids.len() as u32);
-                return None;
+                let n = ids.len() as u32;
+                *r = Read::Removing(ids, n);
+                return self.prune_next(me, r);
             }
-            (Read::Removing(n), Child::Removed(Ok(()))) => Reply::Count(*n),
+            (Read::Removing(left, _), Child::Removed(Ok(()))) if !left.is_empty() => {
+                return self.prune_next(me, r)
+            }
+            (Read::Removing(_, n), Child::Removed(Ok(()))) => Reply::Count(*n),
             (Read::SetAside(_), Child::Removed(Ok(()))) => Reply::Count(1),
             _ => return None,
         };
         self.settle(call, reply);
         Some(Child::Nothing)
+    }
+}
+
+/// How many intents `prune()` removes in one removal: a journal of 10,000
+/// is pruned in many short tasks, not one long one.
+pub const PRUNE_BATCH: usize = 500;
+
+impl Engine {
+    /// Removes the next batch of what prune removes.
+    fn prune_next(&mut self, me: TaskId, r: &mut Read) -> Option<Child> {
+        if let Read::Removing(left, _) = r {
+            let batch: Vec<String> = left.drain(..left.len().min(PRUNE_BATCH)).collect();
+            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+            self.remove(me, &refs);
+        }
+        None
     }
 }
 

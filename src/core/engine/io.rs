@@ -241,8 +241,11 @@ impl Failure {
 pub enum Done {
     /// [`Do::Get`]'s entry (`None`: absent).
     Got(Result<Option<Entry>, StoreError>),
-    /// [`Do::List`]'s entries, by key.
+    /// [`Do::List`]'s entries, by key (the last of them, after any parts).
     Listed(Result<Vec<(String, Entry)>, StoreError>),
+    /// Some of [`Do::List`]'s entries, more to come: a large listing is
+    /// read a slice per task, and its op stays open until [`Done::Listed`].
+    ListedPart(Vec<(String, Entry)>),
     /// [`Do::Put`].
     Put(Result<Swap, StoreError>),
     /// [`Do::Remove`], [`Do::Aside`].

@@ -350,8 +350,8 @@ impl Engine {
                 self.probe.handle_lock(now, granted);
             }
         } else if let Some(i) = index(&self.ops, op, |o| o.0) {
-            // A stream's elements keep its op open until it ends.
-            let task = if matches!(done, Done::Element(_)) {
+            // A stream's elements, a listing's parts, keep its op open until it ends.
+            let task = if matches!(done, Done::Element(_) | Done::ListedPart(_)) {
                 self.ops[i].1
             } else {
                 self.ops.swap_remove(i).1

@@ -16,7 +16,7 @@
 //! alone, unseen; a credential an older build stored is taken out of it
 //! and the record written back without it.
 
-use super::io::{Do, Done, Swap};
+use super::io::{Do, Done, Entry, Swap};
 use super::{Child, Engine, Next, TaskId, Wake};
 use crate::core::journal::{
     derived_request_id, IntentRecord, JournalError, Listing, Quarantined, ReadBack, Reader,
@@ -76,10 +76,26 @@ pub(super) struct ListTask {
     unreadable: Vec<(String, String)>,
     /// Records to write back without a credential (by their place in the listing).
     scrub: Vec<usize>,
+    /// Which records the listing keeps (the others are let go as they are read).
+    keep: Keep,
+}
+
+/// Which records a listing keeps: a call that reads none of them (or only
+/// some) lets the others go in the slice that read them, so a journal of
+/// many intents is never held, sorted and let go in one piece. A record to
+/// write back without a credential is kept whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Keep {
+    All,
+    /// Those `prune()` removes now.
+    Prunable,
+    Nothing,
 }
 
 #[derive(Debug)]
 pub(super) struct Evicting {
+    /// The records listed so far (a listing's parts).
+    listed: Vec<IntentRecord>,
     /// Settled records that may go, in the order they go.
     ids: Vec<String>,
     /// How many are gone.
@@ -143,16 +159,21 @@ impl Engine {
 
     /// Lists the namespace's records (`scope`: those of one scope).
     pub(super) fn list(&mut self, parent: TaskId, scope: Option<&str>) {
-        self.list_of(parent, scope, false);
+        self.list_of(parent, scope, false, Keep::All);
+    }
+
+    /// Lists the namespace's records, keeping only `keep`'s.
+    pub(super) fn list_keeping(&mut self, parent: TaskId, keep: Keep) {
+        self.list_of(parent, None, false, keep);
     }
 
     /// Lists the records made with no user (before users, or by a client
     /// with `user: null`), for `adopt()`.
     pub(super) fn list_unowned(&mut self, parent: TaskId) {
-        self.list_of(parent, None, true);
+        self.list_of(parent, None, true, Keep::All);
     }
 
-    fn list_of(&mut self, parent: TaskId, scope: Option<&str>, unowned: bool) {
+    fn list_of(&mut self, parent: TaskId, scope: Option<&str>, unowned: bool, keep: Keep) {
         let ns = &self.config.namespace;
         let (first, stage) = match scope {
             // A scope's listing leaves quarantine to the full listing.
@@ -178,6 +199,7 @@ impl Engine {
             listing: Listing::default(),
             unreadable: Vec::new(),
             scrub: Vec::new(),
+            keep,
         });
         let me = self.child(parent, super::Task::Store(task));
         self.op(me, first);
@@ -310,71 +332,95 @@ impl Engine {
     /// namespace's records, each checked; then what could not be read is
     /// moved aside and what carried a credential written back, one by one.
     fn step_list(&mut self, me: TaskId, mut l: ListTask, done: Done) -> Next {
-        let ns = self.config.namespace.clone();
-        let own = prefix(&ns);
         match (&l.stage, done) {
+            (ListStage::Aside, Done::ListedPart(entries)) => self.take_aside(&mut l, entries),
+            (ListStage::Own, Done::ListedPart(entries)) => self.take_own(&mut l, entries),
             (ListStage::Aside, Done::Listed(Ok(entries))) => {
-                let aside = aside_prefix(&ns);
-                for (key, entry) in entries {
-                    if id_under(&key, &aside).is_none() {
-                        continue;
-                    }
-                    let reason = match entry {
-                        Err(reason @ RecordError::Corrupt(_)) => reason,
-                        _ => RecordError::Corrupt("quarantined earlier".into()),
-                    };
-                    l.listing.quarantined.push(Quarantined { key, reason });
-                }
+                self.take_aside(&mut l, entries);
                 self.op(
                     me,
                     Do::List {
-                        prefix: own,
+                        prefix: prefix(&self.config.namespace),
                         only: None,
                     },
                 );
                 l.stage = ListStage::Own;
-                return Next::Keep(super::Task::Store(StoreTask::List(l)));
             }
             (ListStage::Own, Done::Listed(Ok(entries))) => {
-                for (key, entry) in entries {
-                    let Some(id) = id_under(&key, &own) else {
-                        continue;
-                    };
-                    let checked = entry.and_then(|record| self.reader(l.unowned).check(id, record));
-                    match checked {
-                        Ok(ReadBack::Mine(record, scrubbed)) => {
-                            if l.scope.is_none() || record.scope == l.scope {
-                                if scrubbed {
-                                    l.scrub.push(l.listing.records.len());
-                                }
-                                l.listing.records.push(record);
-                            }
-                        }
-                        Ok(ReadBack::Theirs) => l.listing.others += 1,
-                        // A scope's listing skips them (the full one quarantines).
-                        Err(_) if l.scope.is_some() => {}
-                        Err(reason) => {
-                            if !matches!(reason, RecordError::FutureSchema(_)) {
-                                l.unreadable.push((key.clone(), reason.message()));
-                            }
-                            l.listing.quarantined.push(Quarantined { key, reason });
-                        }
-                    }
-                }
+                self.take_own(&mut l, entries);
+                return self.list_tidy(me, l);
             }
-            (ListStage::Moving, Done::Removed(Ok(()))) => {}
+            (ListStage::Moving, Done::Removed(Ok(()))) => return self.list_tidy(me, l),
             (ListStage::Scrubbing(at), Done::Put(put)) => {
                 if let (Ok(Swap::Done), Some(record)) = (put, l.listing.records.get_mut(*at)) {
                     let revision = record.revision + 1;
                     record.set_revision(revision);
                 }
+                return self.list_tidy(me, l);
             }
             (_, Done::Listed(Err(e)) | Done::Removed(Err(e))) => {
                 return Next::Done(Child::Listing(Err(e)))
             }
             _ => {}
         }
-        // Unreadable entries go aside one by one, then the scrubbed are written back.
+        Next::Keep(super::Task::Store(StoreTask::List(l)))
+    }
+
+    /// The quarantine area's entries: each already moved aside, with why.
+    fn take_aside(&self, l: &mut ListTask, entries: Vec<(String, Entry)>) {
+        let aside = aside_prefix(&self.config.namespace);
+        for (key, entry) in entries {
+            if id_under(&key, &aside).is_none() {
+                continue;
+            }
+            let reason = match entry {
+                Err(reason @ RecordError::Corrupt(_)) => reason,
+                _ => RecordError::Corrupt("quarantined earlier".into()),
+            };
+            l.listing.quarantined.push(Quarantined { key, reason });
+        }
+    }
+
+    /// The namespace's entries, each checked.
+    fn take_own(&self, l: &mut ListTask, entries: Vec<(String, Entry)>) {
+        let own = prefix(&self.config.namespace);
+        for (key, entry) in entries {
+            let Some(id) = id_under(&key, &own) else {
+                continue;
+            };
+            let checked = entry.and_then(|record| self.reader(l.unowned).check(id, record));
+            match checked {
+                Ok(ReadBack::Mine(record, scrubbed)) => {
+                    let kept = match l.keep {
+                        Keep::All => true,
+                        Keep::Prunable => record.is_prunable(self.now, self.config.retention_ms),
+                        Keep::Nothing => false,
+                    };
+                    if (kept || scrubbed) && (l.scope.is_none() || record.scope == l.scope) {
+                        if scrubbed {
+                            l.scrub.push(l.listing.records.len());
+                        }
+                        l.listing.records.push(record);
+                    }
+                }
+                Ok(ReadBack::Theirs) => l.listing.others += 1,
+                // A scope's listing skips them (the full one quarantines).
+                Err(_) if l.scope.is_some() => {}
+                Err(reason) => {
+                    if !matches!(reason, RecordError::FutureSchema(_)) {
+                        l.unreadable.push((key.clone(), reason.message()));
+                    }
+                    l.listing.quarantined.push(Quarantined { key, reason });
+                }
+            }
+        }
+    }
+
+    /// Once read: unreadable entries go aside one by one, then the
+    /// scrubbed are written back; then the listing is done.
+    fn list_tidy(&mut self, me: TaskId, mut l: ListTask) -> Next {
+        let ns = self.config.namespace.clone();
+        let own = prefix(&ns);
         l.stage = if let Some((from, reason)) = l.unreadable.pop() {
             let to = text!(aside_prefix(&ns), id_under(&from, &own).unwrap_or(&from));
             self.op(me, Do::Aside { from, to, reason });
@@ -445,6 +491,7 @@ impl Engine {
                         record,
                         text,
                         Some(Evicting {
+                            listed: Vec::new(),
                             ids: Vec::new(),
                             gone: 0,
                             batch: 1,
@@ -459,12 +506,17 @@ impl Engine {
                 }
             },
             (_, Done::Put(Err(e))) => Next::Done(Child::Wrote(Err(e))),
+            (Some(mut ev), Done::ListedPart(entries)) => {
+                ev.listed
+                    .extend(entries.into_iter().filter_map(|(_, r)| r.ok()));
+                keep(record, text, Some(ev))
+            }
             (Some(mut ev), Done::Listed(listed)) => {
                 let Ok(entries) = listed else {
                     return Next::Done(Child::Wrote(Err(ev.full)));
                 };
-                let mut records: Vec<IntentRecord> =
-                    entries.into_iter().filter_map(|(_, r)| r.ok()).collect();
+                let mut records = std::mem::take(&mut ev.listed);
+                records.extend(entries.into_iter().filter_map(|(_, r)| r.ok()));
                 sort_by_creation(&mut records);
                 ev.ids = crate::core::journal::evictable(&records, &record.intent_id)
                     .into_iter()

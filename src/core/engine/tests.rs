@@ -411,12 +411,19 @@ impl World {
             }
             Do::List { prefix, only } => {
                 self.tabs[t].scope_reads += usize::from(only.is_some());
-                let entries = self
+                let mut entries: Vec<_> = self
                     .store
                     .range(prefix.clone()..)
                     .take_while(|(k, _)| k.starts_with(&prefix))
                     .map(|(k, v)| (k.clone(), Self::entry(v)))
                     .collect();
+                // Read in slices, as the executor reads a large listing: two
+                // entries a part, the rest last.
+                while entries.len() > 2 {
+                    let rest = entries.split_off(2);
+                    self.answer(t, op, Done::ListedPart(entries));
+                    entries = rest;
+                }
                 self.answer(t, op, Done::Listed(Ok(entries)));
             }
             Do::Put {

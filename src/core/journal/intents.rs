@@ -761,7 +761,15 @@ pub fn evictable<'a>(records: &'a [IntentRecord], writing: &str) -> Vec<&'a str>
 pub fn prunable(records: &[IntentRecord], now_ms: i64, retention_ms: i64) -> Vec<&str> {
     records
         .iter()
-        .filter(|r| r.state.is_prunable() && now_ms.saturating_sub(r.updated_at) > retention_ms)
+        .filter(|r| r.is_prunable(now_ms, retention_ms))
         .map(|r| r.intent_id.as_str())
         .collect()
+}
+
+impl IntentRecord {
+    /// Whether `prune()` removes it at `now_ms`: settled and reported, and
+    /// last changed longer ago than `retention_ms`.
+    pub fn is_prunable(&self, now_ms: i64, retention_ms: i64) -> bool {
+        self.state.is_prunable() && now_ms.saturating_sub(self.updated_at) > retention_ms
+    }
 }

@@ -233,20 +233,45 @@ function casInBatch(t, op, outcome, finish) {
   };
 }
 
+// How many requests one task of a long read or removal makes: a page's
+// values are made (structured-cloned back) in the task its answer comes in,
+// and making a request costs the page too, so a journal of 10,000 intents
+// is read or pruned in many short tasks, not one long one.
+const PAGE = 500;
+
+// Removes `keys` in one transaction, PAGE at a time: the next page is asked
+// for when the last of the one before is done (the transaction stays active).
 async function idbDelete(db, area, keys) {
   const t = await liveTx(db, [area], "readwrite");
   const finished = done(t);
   const store = t.objectStore(area);
-  for (const key of keys) store.delete(key);
+  const from = (at) => {
+    let last = null;
+    for (const key of keys.slice(at, at + PAGE)) last = store.delete(key);
+    if (last && at + PAGE < keys.length) last.onsuccess = () => from(at + PAGE);
+  };
+  from(0);
   await finished;
 }
 
-// Every entry of a store: [[key, value], ...].
+// Every entry of a store: [[key, value], ...], read in one transaction (one
+// consistent view of the store, as a single read was) a page at a time.
 async function idbEntries(db, area) {
   const t = await liveTx(db, [area], "readonly");
-  const store = t.objectStore(area);
-  const [keys, values] = await Promise.all([request(store.getAllKeys()), request(store.getAll())]);
-  return keys.map((k, i) => [k, values[i]]);
+  const finished = done(t);
+  const store = t.objectStore(area), out = [];
+  const from = (after) => {
+    const range = after === undefined ? null : IDBKeyRange.lowerBound(after, true);
+    const keys = store.getAllKeys(range, PAGE), values = store.getAll(range, PAGE);
+    values.onsuccess = () => {
+      const k = keys.result, v = values.result;
+      for (let i = 0; i < k.length; i++) out.push([k[i], v[i]]);
+      if (k.length === PAGE) from(k[PAGE - 1]);
+    };
+  };
+  from(undefined);
+  await finished;
+  return out;
 }
 
 // IndexedDB behind the storage-adapter contract, for one namespace, so the
