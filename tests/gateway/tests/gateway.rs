@@ -540,6 +540,14 @@ async fn every_fault_does_what_a_deployment_does() {
     gw.faults(json!([rule("reject_before_send", "f3")])).await;
     assert_eq!(create(&gw, "f3", "f3", 1).await.status(), 400);
     assert_eq!(gw.count("account", "f3", "f3").await, 0);
+    // A body Wow took once it takes again: on a requestId the store holds,
+    // the injected refusal does not fire, and the resend is its duplicate.
+    assert_eq!(create(&gw, "f3", "f3", 1).await.status(), 200);
+    gw.faults(json!([rule("reject_before_send", "f3")])).await;
+    let again = create(&gw, "f3", "f3", 1).await;
+    assert_eq!(again.status(), 400);
+    assert!(again.text().await.unwrap().contains("DuplicateRequestId"));
+    assert_eq!(gw.count("account", "f3", "f3").await, 1);
 
     gw.faults(json!([rule("drop_response_after_append", "f4")]))
         .await;

@@ -414,10 +414,18 @@ impl App {
             .into_iter()
             .map(|(name, msg)| BindingError { name, msg })
             .collect();
+        // Wow validates the body alone, so a body it once took it takes
+        // again: an injected refusal stands for a body that fails, never
+        // for another arrival of a requestId the store holds (its body
+        // passed). Else a resent command would be refused as invalid where
+        // Wow 9 (validation before the pre-check) answers its duplicate.
         if msg
             .fault
             .as_ref()
             .is_some_and(|f| f.kind == FaultKind::RejectBeforeSend)
+            && !self
+                .store
+                .exists_request_id(msg.agg.name, &msg.aggregate_id, &msg.request_id)
         {
             errors.push(BindingError {
                 name: "command".into(),
