@@ -798,6 +798,7 @@ try {
     }
     // `--long-profile intents,connect`: one more round, those operations profiled, by self time.
     if (typeof args["long-profile"] === "string") {
+      await benchPage(page);
       const namespace = await run("longSeed", n);
       const unresolved = await run("longSeed", resumeN, 1);
       for (const [op] of ops) {

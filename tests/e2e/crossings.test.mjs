@@ -37,7 +37,7 @@ test("each command's calls into JS and into the browser stay at or under their c
       await client.clear();
       client.free();
       return { intoJs, platform: per(window.platform, platform) };
-    }, { storage, account, ns: unique("crossings"), n: 10 });
+    }, { storage, account, ns: unique("crossings"), n: 20 });
   }
   await context.close();
   console.log(`crossings: ${Object.entries(found).map(([s, g]) => `${s} ${g.intoJs} into JS, ${JSON.stringify(g.platform)}`).join("; ")}`);
