@@ -780,13 +780,14 @@ try {
       ["panel", "the devtools panel's first rows"], ["prune", "prune()"],
       ["body", `sendAndWait, ${Math.round(bodyBytes / 1000)} KB body`], ["bodyRaw", "  raw fetch + JSON.stringify, same body"],
       ["burst", `a burst of ${burstN} send()`], ["resume", `connect and resume() on ${resumeN} unresolved intents`],
-    ];
+    ].filter(([op]) => !args["long-ops"] || String(args["long-ops"]).split(",").includes(op)); // `--long-ops body,bodyRaw`
     const figures = Object.fromEntries(ops.map(([op]) => [op, []]));
     for (let round = 0; round < rounds; round++) {
       // Each round in a fresh page: nothing of an earlier round's (its module, its heap) left in it.
       await benchPage(page);
       const namespace = await run("longSeed", n);
       const unresolved = await run("longSeed", resumeN, 1);
+      await run("longRun", "bodyPrep", namespace, bodyBytes); // the caller's body, made outside the trace
       for (const [op] of ops) {
         const arg = op === "burst" ? burstN : bodyBytes;
         const { events, result: wall } = await traced(`toplevel,disabled-by-default-devtools.timeline${args.verbose ? ",devtools.timeline,v8,blink,IndexedDB" : ""}`,

@@ -330,3 +330,87 @@ fn the_engines_time_text_is_the_cores() {
         assert_eq!(wow_command_client::web::iso_time(ms), iso8601(ms), "{ms}");
     }
 }
+
+/// A caller's body read from the text `JSON.stringify` makes of it
+/// (`caller_body`, what `send` reads) is what walking the value made
+/// (`caller_json`): the same value, the same JSON text sent and stored, the
+/// same fingerprint, the same refusals; over random values with every
+/// kind of string escape, lone surrogates, numbers at every scale, integers
+/// beyond 2^53, `-0`, and keys such as `__proto__`. In Node and each engine.
+#[wasm_bindgen_test]
+fn a_body_read_from_its_text_is_the_walked_body() {
+    use wasm_bindgen::JsValue;
+    use wow_command_client::core::journal::fingerprint::fingerprint_by;
+    use wow_command_client::core::protocol::{JsonLimits, JsonOut, JsonValue};
+    use wow_command_client::web::{caller_body, caller_json, engine_number_text, float_text};
+    let make = js_sys::Function::new_with_args(
+        "seed",
+        r#"
+        let x = seed >>> 0 || 1;
+        const r = () => ((x ^= x << 13, x ^= x >>> 17, x ^= x << 5) >>> 0) / 4294967296;
+        const pick = (a) => a[Math.floor(r() * a.length)];
+        const chars = ["a", "é", "😀", "\"", "\\", "\n", "\r", "\t", "\b", "\f", "\u0001", "\u001f", "\u007f",
+          "\u2028", "/", "\ud800", "\udfff", "\ud83d", "\ude00", "<", " "];
+        const str = () => Array.from({ length: Math.floor(r() * 6) }, () => pick(chars)).join("");
+        const num = () => pick([
+          () => Math.floor(r() * 2000) - 1000, () => (r() - 0.5) * 10 ** Math.floor(r() * 60 - 30),
+          () => Math.round(r() * 1e6) / 100, () => 2 ** 53 + Math.floor(r() * 1e6), () => -0, () => 1e21,
+          () => Number.MAX_VALUE, () => 5e-324 * Math.floor(r() * 9 + 1), () => 123456789012345,
+          () => 1234567890123456, () => -(2 ** 53 - 1), () => 0.1 + 0.2, () => NaN, () => Infinity]) ();
+        const value = (d) => {
+          const k = r();
+          if (d > 4 || k < 0.3) return pick([str, num, num, () => true, () => false, () => null])();
+          if (k < 0.6) return Array.from({ length: Math.floor(r() * 5) }, () => value(d + 1));
+          const o = {};
+          for (let i = Math.floor(r() * 5); i > 0; i--) o[pick([str(), "__proto__", "1", "constructor", "b"])] = value(d + 1);
+          if (r() < 0.1) Object.defineProperty(o, "__proto__", { value: value(d + 1), enumerable: true });
+          if (r() < 0.1) o.skipped = undefined;
+          return o;
+        };
+        return value(0);
+        "#,
+    );
+    let limits = JsonLimits::default();
+    let fingerprint = |value: &JsonValue, placed: &dyn Fn(f64) -> Option<String>| {
+        fingerprint_by(
+            &[value],
+            &|f, out: &mut String| match placed(f) {
+                Some(text) => out.push_str(&text),
+                None => float_text(f, out),
+            },
+            0,
+        )
+    };
+    for seed in 1..3_000u32 {
+        let v = make.call1(&JsValue::NULL, &seed.into()).unwrap();
+        let walked = caller_json(&v, "command.body", limits).unwrap();
+        let body = caller_body(&v, "command.body", limits).unwrap();
+        assert_eq!(body.value(), &walked, "seed {seed}");
+        assert_eq!(
+            JsonOut::of(&body, engine_number_text),
+            JsonOut::of(&walked, engine_number_text),
+            "seed {seed}"
+        );
+        assert_eq!(
+            fingerprint(body.value(), &|f| body.float_text(f).map(str::to_owned)),
+            fingerprint(&walked, &|_| None),
+            "seed {seed}"
+        );
+    }
+    let refused = js_sys::Function::new_no_args(
+        r#"
+        const cycle = {}; cycle.self = cycle;
+        let deep = []; for (let i = 0; i < 70; i++) deep = [deep];
+        let deepObject = {}; for (let i = 0; i < 70; i++) deepObject = { a: deepObject };
+        return [cycle, 10n, deep, deepObject, "x".repeat(1 << 20), undefined, () => 1];
+        "#,
+    )
+    .call0(&JsValue::NULL)
+    .unwrap();
+    for v in js_sys::Array::from(&refused).iter() {
+        assert_eq!(
+            caller_body(&v, "command.body", limits).err(),
+            caller_json(&v, "command.body", limits).err()
+        );
+    }
+}

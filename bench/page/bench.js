@@ -733,6 +733,9 @@ export async function longRun(op, namespace, arg) {
       observer.observe(element.shadowRoot, { childList: true, subtree: true });
     });
     unmount();
+  } else if (op === "bodyPrep") {
+    b.body = { aggregate: { resource: "account", id: b.id }, action: "lock_amount", body: orderBody(arg) };
+    return 0;
   } else if (op === "body" || op === "bodyRaw") {
     b.body ??= { aggregate: { resource: "account", id: b.id }, action: "lock_amount", body: orderBody(arg) };
     if (op === "bodyRaw") {

@@ -5,7 +5,9 @@
 //! is ([`Given`]).
 
 use crate::core::caller_fields::{CallerFields, Given};
-use crate::core::journal::{AggregateIdentity, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec};
+use crate::core::journal::{
+    AggregateIdentity, Body, CommandSpec, NewIntent, RequestIdPolicy, WaitSpec,
+};
 use crate::core::machine::MachineConfig;
 use crate::core::protocol::{
     is_command_method, AggregateRoute, CommandHeaders, CommandStage, JsonLimits, JsonValue,
@@ -39,7 +41,7 @@ pub struct CommandInput {
     /// Full path, instead of aggregate + action.
     pub path: Option<String>,
     /// The command body.
-    pub body: Option<JsonValue>,
+    pub body: Option<Body>,
     /// Business key: same key, same intent.
     pub intent_key: Option<String>,
     /// The scope whose intents go one after another.
@@ -74,7 +76,7 @@ impl CommandInput {
     /// path for its errors.
     pub fn read<V: Given>(
         command: V,
-        body: impl FnOnce(&V, &str) -> Result<JsonValue, String>,
+        body: impl FnOnce(&V, &str) -> Result<Body, String>,
     ) -> Result<CommandInput, String> {
         let c = CallerFields::of("command", command)?;
         let Some(a) = c.object("aggregate") else {
@@ -263,7 +265,9 @@ pub fn intent(
         command: CommandSpec {
             method,
             path,
-            body: input.body.unwrap_or_else(JsonValue::empty_object).into(),
+            body: input
+                .body
+                .unwrap_or_else(|| JsonValue::empty_object().into()),
             expected_version: input.expected_version,
             create,
             wait,

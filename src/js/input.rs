@@ -56,7 +56,7 @@ impl Given for JsValue {
 #[cfg(feature = "client")]
 pub fn command(command: &JsValue, limits: crate::web::JsonLimits) -> Result<CommandInput, String> {
     CommandInput::read(command.clone(), |body, what| {
-        crate::web::caller_json(body, what, limits)
+        crate::web::caller_body(body, what, limits)
     })
 }
 

@@ -31,6 +31,12 @@ export function floatText(f) {
   return sign + (d.length <= e + 1 ? `${d.padEnd(e + 1, "0")}.0` : `${d.slice(0, e + 1)}.${d.slice(e + 1)}`);
 }
 
+// The numbers of a caller's body that the module left as text (`caller_body`
+// in src/web/mod.rs), joined by commas, read by the engine at once.
+export function numbers(texts) {
+  return Float64Array.from(texts.split(","), Number);
+}
+
 // An epoch time in milliseconds for a message (`iso_time` in
 // src/web/mod.rs): what `iso8601` in src/core/machine/probe.rs writes for
 // the years 0 to 9999; a time no Date holds is its number.

@@ -103,6 +103,73 @@ extern "C" {
     /// An epoch time in milliseconds, `toISOString`'s text.
     #[wasm_bindgen(js_name = isoTime)]
     fn engine_iso_time(ms: f64) -> String;
+    /// Numbers' texts, joined by commas, as the engine reads them.
+    fn numbers(texts: &str) -> Vec<f64>;
+}
+
+#[cfg(feature = "client")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/runtime.js")]
+extern "C" {
+    /// `asJson`'s text, not parsed.
+    #[wasm_bindgen(js_name = asJson, catch)]
+    fn json_text(
+        value: &wasm_bindgen::JsValue,
+        what: &str,
+        max_chars: u32,
+        as_text: bool,
+    ) -> Result<String, wasm_bindgen::JsValue>;
+}
+
+/// A caller's command body as [`caller_json`] reads it, read from the text
+/// `JSON.stringify` makes of it: one string crosses into the module, not
+/// one per key, string and number (a 900 KB body's long task), and that
+/// text is the body's own, sent and stored as it is. The numbers that are
+/// not small integers cross back once, all together; the fingerprint's
+/// text of each is placed from its digits where that is exact.
+#[cfg(feature = "client")]
+pub fn caller_body(
+    value: &wasm_bindgen::JsValue,
+    what: &str,
+    limits: JsonLimits,
+) -> Result<crate::core::journal::Body, String> {
+    use crate::core::protocol::json_text::{fingerprint_float_text, read_json_text, TextError};
+    let text =
+        json_text(value, what, limits.max_chars, true).map_err(|e| JsFailure::from(e).message)?;
+    let read = match read_json_text(&text, limits.max_depth) {
+        Ok(read) => read,
+        Err(e) => {
+            // Only a nesting beyond the limit fails to read what
+            // `JSON.stringify` wrote; its message measures the value.
+            let clean = js_sys::JSON::parse(&text).unwrap_or(wasm_bindgen::JsValue::NULL);
+            let deep = too_deep(&clean, what, limits.max_depth).err();
+            return Err(match (e, deep) {
+                (TextError::TooDeep, Some(e)) => JsFailure::from(e).message,
+                _ => crate::core::text::text!(what, " cannot be sent as JSON"),
+            });
+        }
+    };
+    let mut joined = String::new();
+    for text in &read.numbers {
+        if !joined.is_empty() {
+            joined.push(',');
+        }
+        joined.push_str(text);
+    }
+    let values = if joined.is_empty() {
+        Vec::new()
+    } else {
+        numbers(&joined)
+    };
+    let mut floats = Vec::new();
+    for (text, f) in read.numbers.iter().zip(&values) {
+        if let Some(placed) = fingerprint_float_text(text) {
+            floats.push((f.to_bits(), placed));
+        }
+    }
+    let as_written = read.as_written;
+    let value = read.fill(&values);
+    let own = if as_written { text } else { String::new() };
+    Ok(crate::core::journal::Body::from_caller(value, own, floats))
 }
 
 /// [`crate::core::protocol::float_text`]'s text for a fingerprint's

@@ -68,9 +68,10 @@ export function callWithin(f, self, args, ms, what) {
 }
 
 // See `caller_json` in src/web/mod.rs: the value as JSON would carry it, as
-// a fresh plain value. Its nesting is the walker's to check (it walks it
+// a fresh plain value, or (`asText`, `caller_body`) its JSON text, which the
+// module reads itself. Its nesting is the reader's to check (it reads it
 // anyway); `tooDeep` measures it only for the message of one too deep.
-export function asJson(value, what, maxChars) {
+export function asJson(value, what, maxChars, asText) {
   let text;
   try { text = JSON.stringify(value); } catch (e) {
     throw new TypeError(`${what} cannot be sent as JSON: ${e && e.message}`);
@@ -79,7 +80,7 @@ export function asJson(value, what, maxChars) {
   if (text.length > maxChars) {
     throw new RangeError(`${what} is ${text.length} characters of JSON; the limit is ${maxChars} (maxBodyChars)`);
   }
-  return JSON.parse(text);
+  return asText ? text : JSON.parse(text);
 }
 
 // Throws what a plain value too deep for the walker (`maxDepth`) is told,

@@ -9,13 +9,24 @@ use crate::core::protocol::{FloatText, JsonValue};
 /// must never change (non-finite numbers keep their `{:?}` text): `float`
 /// writes non-integral numbers and must write what
 /// [`float_text`](crate::core::protocol::float_text) writes.
-pub fn canonical_json(value: &JsonValue, out: &mut String, float: FloatText) {
-    value.write_text::<true>(out, float);
+pub fn canonical_json(value: &JsonValue, out: &mut String, float: &dyn Fn(f64, &mut String)) {
+    value.write_text::<true, _>(out, float);
 }
 
 /// SHA-1 (hex) of the parts, each canonicalised and separated.
 pub fn fingerprint(parts: &[&JsonValue], float: FloatText) -> String {
-    let mut text = String::new();
+    fingerprint_by(parts, &float, 0)
+}
+
+/// [`fingerprint`] with a writer that may hold texts already placed (a
+/// body's, read from its JSON text).
+/// `room`: the text's expected length.
+pub fn fingerprint_by(
+    parts: &[&JsonValue],
+    float: &dyn Fn(f64, &mut String),
+    room: usize,
+) -> String {
+    let mut text = String::with_capacity(room + 256);
     for part in parts {
         canonical_json(part, &mut text, float);
         text.push('\n');
@@ -44,7 +55,7 @@ mod tests {
         canonical_json(
             &value(r#"{"b": [1, 2.0, "x\"y\n"], "a": {"d": null, "c": true}}"#),
             &mut a,
-            float_text,
+            &float_text,
         );
         assert_eq!(a, r#"{"a":{"c":true,"d":null},"b":[1,2,"x\"y\n"]}"#);
         // The canonical text is JSON and means the same thing.

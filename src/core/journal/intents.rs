@@ -2,7 +2,7 @@
 //! persisting it before anything is sent), saves their progress with
 //! compare-and-swap, lists, prunes and clears them.
 
-use super::fingerprint::fingerprint;
+use super::fingerprint::fingerprint_by;
 use super::ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy};
 use super::record::{AggregateIdentity, CommandSpec, IntentRecord, IntentState, SCHEMA_VERSION};
 use super::store::{IntentStore, Listing, StoreError, Unavailable};
@@ -159,7 +159,12 @@ fn payload_fingerprint(
             .expected_version
             .map_or(JsonValue::Null, JsonValue::Int),
     ]);
-    fingerprint(&[&identity, command.body.value()], float)
+    let body = &command.body;
+    let float = |f: f64, out: &mut String| match body.float_text(f) {
+        Some(text) => out.push_str(text),
+        None => float(f, out),
+    };
+    fingerprint_by(&[&identity, body.value()], &float, body.text_len())
 }
 
 /// Intents of one namespace over one store.

@@ -136,14 +136,41 @@ struct BodyValue {
     /// Its JSON text, and that text as a JSON string (its stored form),
     /// each once written (a body's text is never empty).
     text: RefCell<[String; 2]>,
+    /// The fingerprint's text of its non-integral numbers, by their bits,
+    /// where they were placed from the text the body was read from.
+    floats: Vec<(u64, String)>,
 }
 
 impl Body {
     fn of(value: Option<JsonValue>, text: String) -> Body {
+        Body::read(value, text, Vec::new())
+    }
+
+    fn read(value: Option<JsonValue>, text: String, mut floats: Vec<(u64, String)>) -> Body {
+        floats.sort_unstable_by_key(|(bits, _)| *bits);
         Body(Rc::new(BodyValue {
             value,
             text: RefCell::new([text, String::new()]),
+            floats,
         }))
+    }
+
+    /// A caller's body read from JSON text: its value, that text where it
+    /// is the value's own (else empty: written from the value when first
+    /// needed), and the fingerprint's text of the non-integral numbers
+    /// placed from it ([`crate::core::protocol::json_text`]).
+    pub fn from_caller(value: JsonValue, text: String, floats: Vec<(u64, String)>) -> Body {
+        Body::read(Some(value), text, floats)
+    }
+
+    /// The fingerprint's text of `f`, where it was placed when the body
+    /// was read.
+    pub fn float_text(&self, f: f64) -> Option<&str> {
+        let floats = &self.0.floats;
+        let at = floats
+            .binary_search_by_key(&f.to_bits(), |(bits, _)| *bits)
+            .ok()?;
+        Some(&floats[at].1)
     }
 
     /// A body of `value`.
@@ -164,6 +191,12 @@ impl Body {
                 *self = Body::from_text(text.clone());
             }
         }
+    }
+
+    /// The length of its JSON text where it is written already (the room a
+    /// fingerprint's text needs), else 0.
+    pub fn text_len(&self) -> usize {
+        self.0.text.borrow()[0].len()
     }
 
     /// The body's value; null for a body read as text (its fingerprint is
@@ -218,15 +251,20 @@ impl ToJson for Stored<'_, Body> {
         let mut text = body.0.text.borrow_mut();
         let [value_text, quoted] = &mut *text;
         if let Some(value) = body.0.value.as_ref().filter(|_| value_text.is_empty()) {
-            value.write_text::<false>(value_text, out.float());
+            value.write_text::<false, _>(value_text, &out.float());
         }
+        // Room made once for a large body (not grown by doubling, a copy and
+        // a grown memory each time).
         if !stored {
+            out.text.reserve(value_text.len());
             out.text.push_str(value_text);
             return;
         }
         if quoted.is_empty() {
+            quoted.reserve(value_text.len() + value_text.len() / 8 + 2);
             crate::core::protocol::json_value::write_string(value_text, quoted);
         }
+        out.text.reserve(quoted.len());
         out.text.push_str(quoted);
     }
 }

@@ -72,7 +72,7 @@ impl JsonOut {
 
     /// Free-form JSON.
     pub fn value(&mut self, value: &JsonValue) {
-        value.write_text::<false>(&mut self.text, self.float);
+        value.write_text::<false, _>(&mut self.text, &self.float);
     }
 }
 

@@ -87,14 +87,18 @@ impl JsonValue {
     /// text in a module that would otherwise carry no float printing.
     pub fn to_json_text(&self, float: FloatText) -> String {
         let mut out = String::with_capacity(256);
-        self.write_text::<false>(&mut out, float);
+        self.write_text::<false, _>(&mut out, &float);
         out
     }
 
     /// Writes the text: `CANONICAL` sorts object keys and keeps the
     /// fingerprints' `{:?}` text for numbers that are not finite (a const,
     /// so a module that never fingerprints carries no sort).
-    pub(crate) fn write_text<const CANONICAL: bool>(&self, out: &mut String, float: FloatText) {
+    pub(crate) fn write_text<const CANONICAL: bool, F: Fn(f64, &mut String) + ?Sized>(
+        &self,
+        out: &mut String,
+        float: &F,
+    ) {
         use crate::core::text::Piece;
         match self {
             JsonValue::Null => out.push_str("null"),
@@ -114,7 +118,7 @@ impl JsonValue {
                     if i > 0 {
                         out.push(',');
                     }
-                    item.write_text::<CANONICAL>(out, float);
+                    item.write_text::<CANONICAL, F>(out, float);
                 }
                 out.push(']');
             }
@@ -126,7 +130,7 @@ impl JsonValue {
                     }
                     write_string(k, out);
                     out.push(':');
-                    v.write_text::<CANONICAL>(out, float);
+                    v.write_text::<CANONICAL, F>(out, float);
                 };
                 if CANONICAL {
                     let keys = entries.iter().map(|(k, _)| (0, k.as_str())).collect();

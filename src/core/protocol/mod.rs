@@ -9,6 +9,7 @@ pub mod error_code;
 pub mod event_stream;
 pub mod headers;
 pub mod json_codec;
+pub mod json_text;
 pub mod json_value;
 pub mod response;
 pub mod result;
