@@ -33,14 +33,17 @@ export function idleTimer(ms, f, id, tag) {
 // `f(id, tag, true)` in a task of its own, so that input and rendering the
 // page has waiting go first: the next slice of a long piece of work.
 // `scheduler.postTask` where there is one, else a message (no timer's 4 ms
-// clamp), else a timer.
+// clamp), else a timer. Each as the module found it when it loaded: a
+// script that sets `globalThis.scheduler` later is never handed the work.
+const postTask = typeof globalThis.scheduler?.postTask === "function"
+  ? globalThis.scheduler.postTask.bind(globalThis.scheduler) : null;
+const Ports = typeof MessageChannel === "function" ? MessageChannel : null;
 export function nextTask(f, id, tag) {
   const g = generation();
   const run = () => live(g) && f(id, tag, true);
-  const scheduler = globalThis.scheduler;
-  if (scheduler && typeof scheduler.postTask === "function") return void scheduler.postTask(run);
-  if (typeof MessageChannel !== "function") return void setTimeout(run, 0);
-  const { port1, port2 } = new MessageChannel();
+  if (postTask) return void postTask(run);
+  if (!Ports) return void setTimeout(run, 0);
+  const { port1, port2 } = new Ports();
   port1.onmessage = () => { port1.close(); run(); };
   port2.postMessage(0);
 }

@@ -363,3 +363,37 @@ test("adopt(): the intents an app without sign-in left become the signed-in user
   assert.deepEqual((await arrivals(cart.requestId)).map((a) => a.authorization), ["Bearer ivan"]);
   ivan.free();
 });
+
+test("a scheduler set after the module loaded is never handed the module's work: a large journal is still read in slices", async () => {
+  const map = new Map(), namespace = unique("sched");
+  const options = { baseUrl: gateway.base, user: null, storage: memoryAdapter(map), namespace, timeoutMs: 5_000 };
+  const first = await WowClient.connect(options);
+  const id = unique("acct");
+  await first.send(create(id));
+  const [template] = await first.intents();
+  first.free();
+  const [key] = map.keys();
+  const prefix = key.slice(0, -template.intentId.length);
+  map.clear();
+  // More than one slice of records to hand out (64 a task).
+  for (let i = 0; i < 300; i++) {
+    const intentId = `${template.intentId.slice(0, 24)}${String(i).padStart(12, "0")}`;
+    map.set(prefix + intentId, JSON.stringify({ ...template, intentId, requestId: intentId, revision: 1 }));
+  }
+  let handed = 0, listed;
+  const had = Object.getOwnPropertyDescriptor(globalThis, "scheduler");
+  try {
+    // A page script's scheduler that keeps what it is given and never runs it.
+    globalThis.scheduler = { postTask: () => { handed++; return new Promise(() => {}); } };
+    const list = async () => {
+      const client = await WowClient.connect(options);
+      try { return await client.intents(); } finally { client.free(); }
+    };
+    listed = await Promise.race([list(), pause(10_000).then(() => "hung")]);
+  } finally {
+    if (had) Object.defineProperty(globalThis, "scheduler", had); else delete globalThis.scheduler;
+  }
+  assert.notEqual(listed, "hung", "the listing waited on the page's scheduler");
+  assert.equal(listed.length, 300);
+  assert.equal(handed, 0);
+});
