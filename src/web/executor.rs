@@ -878,9 +878,13 @@ impl Executor {
     ) -> Option<Done> {
         let start = time::now();
         let mut read = Vec::new();
+        // The clock is looked at every 16 entries looked at (kept or not:
+        // a listing whose entries are mostly another's is sliced too).
+        let mut looked = 0u32;
         while let Some(pair) = left.pop() {
             read.extend(listed(&pair, &only));
-            if read.len() % 16 == 0 && time::now() - start >= SLICE_MS && !left.is_empty() {
+            looked += 1;
+            if looked % 16 == 0 && time::now() - start >= SLICE_MS && !left.is_empty() {
                 self.pending
                     .borrow_mut()
                     .push((op, Pending::Listing { only, left }));
