@@ -17,7 +17,7 @@ use crate::core::journal::JournalError;
 use crate::core::machine::{Outcome, Status, SuccessValue};
 use crate::core::protocol::CommandStage;
 use crate::core::text::text;
-use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler};
+use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler, LARGE_BODY};
 use crate::web::random::CryptoRandom;
 use crate::web::storage::indexed_db;
 use crate::web::{time, to_js, JsFailure};
@@ -627,9 +627,12 @@ impl WowClient {
             executor.engine().refuse(now, call, why);
         } else {
             match read.and_then(|c| input::intent(c, &self.defaults, mode == SendMode::Stream)) {
-                Ok((intent, config)) => executor
-                    .engine()
-                    .send(now, call, intent, config, mode, watched),
+                Ok((intent, config)) => {
+                    let large = intent.command.body.text_len() >= LARGE_BODY;
+                    executor.start_send(call, large, move |engine, now| {
+                        engine.send(now, call, intent, config, mode, watched)
+                    });
+                }
                 Err(why) => executor.engine().fail(now, call, invalid(&why)),
             }
         }

@@ -54,6 +54,16 @@ const SLICE_MS: i64 = 8;
 /// slice at a time ([`Executor::settle_slices`]).
 const SLICE_RECORDS: usize = 64;
 
+/// A body at least this long (bytes of JSON text) is sent from the task
+/// after the caller's: the caller's task copies and reads it, the next
+/// fingerprints and records it, so neither holds the page for the whole
+/// (a 900 KB body's was one task of about 50 ms).
+pub const LARGE_BODY: usize = 128 * 1024;
+
+/// A send started in a later task: its call, the start, and whether its
+/// caller left meanwhile (told to the engine once it has started).
+type Later = (CallId, Box<dyn FnOnce(&mut Engine, i64)>, bool);
+
 #[wasm_bindgen(module = "/src/web/held.js")]
 extern "C" {
     /// The module instance's generation (a fresh one after a restart).
@@ -142,6 +152,7 @@ const ONLINE: u32 = 0x7FFF_FFF2;
 const VISIBLE: u32 = 0x7FFF_FFF3;
 const SLICES: u32 = 0x7FFF_FFF4;
 const PUMP: u32 = 0x7FFF_FFF5;
+const LATER: u32 = 0x7FFF_FFF6;
 const ABORT: u32 = 1 << 31;
 
 /// The caller's functions, as `connect` read them, and how long each may
@@ -253,6 +264,9 @@ pub struct Executor {
     /// ones wait for that task (after [`SLICE_MS`]): a burst of sends starts
     /// its requests a slice per task, not all in one.
     slice: Cell<(Option<i64>, u32, bool)>,
+    /// Sends started in later tasks, one a task, in the order they were
+    /// given ([`LARGE_BODY`]).
+    later: RefCell<Vec<Later>>,
 }
 
 thread_local! {
@@ -316,6 +330,7 @@ impl Executor {
             freed: Cell::new(false),
             gone: Cell::new(false),
             slice: Cell::new((None, 0, false)),
+            later: RefCell::default(),
         });
         EXECUTORS.with(|all| all.borrow_mut().push(executor.clone()));
         executor
@@ -344,6 +359,45 @@ impl Executor {
         self.next_call.set(id.wrapping_add(1).max(1) & !ABORT);
         self.calls.borrow_mut().push((id, entry));
         id
+    }
+
+    /// Starts call `call`'s send: now, unless it is `large` or a send
+    /// given before it waits for a later task (then in the task after the
+    /// sends before it: sends start in the order they were given).
+    pub fn start_send(
+        &self,
+        call: CallId,
+        large: bool,
+        start: impl FnOnce(&mut Engine, i64) + 'static,
+    ) {
+        let mut later = self.later.borrow_mut();
+        if !large && later.is_empty() {
+            drop(later);
+            return start(&mut self.engine(), time::now());
+        }
+        if later.is_empty() {
+            next_task(&callback(), self.id, LATER);
+        }
+        later.push((call, Box::new(start), false));
+    }
+
+    /// The first send waiting for a later task starts; the next waits for
+    /// the task after.
+    fn start_later(&self, now: i64) {
+        let (call, start, left) = {
+            let mut later = self.later.borrow_mut();
+            if later.is_empty() {
+                return;
+            }
+            if later.len() > 1 {
+                next_task(&callback(), self.id, LATER);
+            }
+            later.remove(0)
+        };
+        start(&mut self.engine(), now);
+        if left {
+            self.engine.borrow_mut().caller_left(now, call);
+        }
     }
 
     /// The caller of call `call` may leave: its signal's abort is reported.
@@ -432,8 +486,19 @@ impl Executor {
             self.engine.borrow_mut().handle_visible(now);
         } else if tag == SLICES {
             self.settle_slices();
+        } else if tag == LATER {
+            self.start_later(now);
         } else if tag & ABORT != 0 {
-            self.engine.borrow_mut().caller_left(now, tag & !ABORT);
+            let call = tag & !ABORT;
+            // A send not started yet is told once it has started.
+            let mut later = self.later.borrow_mut();
+            match later.iter_mut().find(|(c, ..)| *c == call) {
+                Some(waiting) => waiting.2 = true,
+                None => {
+                    drop(later);
+                    self.engine.borrow_mut().caller_left(now, call);
+                }
+            }
         } else if let Some(done) = self.read(tag, ok, value) {
             self.engine.borrow_mut().handle(now, tag, done);
         }

@@ -497,3 +497,42 @@ test("free() twice, or a dispose after it, does nothing, and a detached method s
   assert.deepEqual(restarts, [], "no restart");
   other.free();
 });
+
+test("a large body is sent from the task after the caller's: copied when given, sends kept in the order given, an abort heard", async () => {
+  const id = unique("acct");
+  await createAccount(id);
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: memoryAdapter(), namespace: unique("large"),
+    timeoutMs: 5_000 });
+  // Over the size a send starts later at (128 KB of JSON).
+  const large = { amount: 1, note: "x".repeat(200_000) };
+  const lock = (body, extra = {}) => ({ aggregate: { resource: "account", id }, action: "lock_amount", body, scope: "one", ...extra });
+  const since = (await (await fetch(`${gateway.base}/__gateway/arrivals?since=0`)).json()).next;
+  // Given in one task: the large one, then a small one of its scope.
+  const first = client.send(lock(large));
+  const second = client.send(lock({ amount: 2 }));
+  large.note = "changed after send() returned";
+  large.amount = 99;
+  const [a, b] = await Promise.all([first, second]);
+  assert.deepEqual([a.status, b.status], ["succeeded", "succeeded"], JSON.stringify([a, b]));
+  const arrived = (await (await fetch(`${gateway.base}/__gateway/arrivals?since=${since}`)).json()).arrivals
+    .filter((r) => [a.requestId, b.requestId].includes(r.requestId)).map((r) => r.requestId);
+  assert.deepEqual(arrived, [a.requestId, b.requestId], "sent in the order given");
+  const [record] = (await client.intents()).filter((r) => r.intentId === a.intentId);
+  assert.equal(record.command.body.amount, 1, "the body as it was when send() was called");
+  assert.equal(record.command.body.note.length, 200_000);
+  // A caller that leaves before its send has started: its wait ends, the intent goes on.
+  const controller = new AbortController();
+  const left = client.sendAndWait(lock({ ...large, note: "y".repeat(200_000) }), { signal: controller.signal });
+  controller.abort();
+  const e = await left.then(() => assert.fail("not aborted"), (e) => e);
+  assert.equal(e.code, "Aborted", String(e));
+  // Its id is not known to a wait that ended before the record was written (as for any body).
+  let third;
+  for (let i = 0; i < 100 && third?.state !== "succeeded"; i++) {
+    if (i) await new Promise((r) => setTimeout(r, 50));
+    [third] = (await client.intents()).filter((r) => ![a.intentId, b.intentId].includes(r.intentId));
+  }
+  assert.equal(third?.state, "succeeded", "the intent was sent all the same");
+  assert.equal(third.command.body.note, "y".repeat(200_000));
+  client.free();
+});
