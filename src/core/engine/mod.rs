@@ -17,8 +17,8 @@
 //!     //   poll_timeout() reached       → handle_timeout(now)
 //!     //   the runtime is online again  → handle_online(now)
 //!     //   the page is visible again    → handle_visible(now)
-//!     //   an intent's announcement     → handle_announced(now, intent_id)
-//!     //   the probe's word from a tab  → handle_heard(now, availability)
+//!     //   an intent's announcement     → handle_announced(now, intent_id, state)
+//!     //   the probe's word from a tab  → handle_heard(now, source, from, availability)
 //!     //   a caller's signal aborted    → caller_left(now, call)
 //! }
 //! ```

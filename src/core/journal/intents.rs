@@ -180,20 +180,12 @@ pub struct Journal<S> {
 impl<S: IntentStore> Journal<S> {
     /// A journal for `namespace` (keep users and tenants apart).
     pub fn new(store: S, namespace: &str) -> Journal<S> {
-        Journal::with_float_text(store, namespace, float_text)
-    }
-
-    /// A journal whose fingerprints write non-integral numbers with
-    /// `float`, which must write what [`float_text`] writes: a module that
-    /// takes the text from its engine (`floatText` in `src/web/engine_text.js`)
-    /// calls this instead of [`Journal::new`], and carries no float printing.
-    pub fn with_float_text(store: S, namespace: &str, float: FloatText) -> Journal<S> {
         Journal {
             store,
             namespace: namespace.to_owned(),
             policy: RequestIdPolicy::default(),
             retention_ms: DEFAULT_RETENTION_MS,
-            float_text: float,
+            float_text,
         }
     }
 

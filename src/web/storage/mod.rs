@@ -1,9 +1,10 @@
-//! Intent storage for browsers and edge runtimes, meeting the core's
-//! [`IntentStore`] contract: every store is an object of the
-//! storage-adapter contract, driven by one Rust implementation
-//! (`key_value.rs`): IndexedDB (the default in browsers, `idbKv` in
-//! `indexed_db.js`), localStorage and memory (by explicit opt-in, `builtin_kv.js`)
-//! and a caller's adapter (edge KV).
+//! Storage as the consumer (`IdempotentConsumer`) and the module's tests
+//! use it, meeting the core's [`IntentStore`] contract over an object of
+//! the storage-adapter contract (`key_value.rs`): IndexedDB (`idbKv` in
+//! `indexed_db.js`), localStorage and memory (`builtin_kv.js`) and a
+//! caller's adapter (edge KV). The command client does not come here: its
+//! executor performs the engine's storage operations through `store.js`
+//! (`src/web/executor.rs`).
 //!
 //! Unavailable, blocked, full or failing storage is a typed
 //! [`StoreError::Unavailable`]: the send refuses before anything goes on
