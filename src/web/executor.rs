@@ -361,9 +361,11 @@ impl Executor {
         id
     }
 
-    /// Starts call `call`'s send: now, unless it is `large` or a send
-    /// given before it waits for a later task (then in the task after the
-    /// sends before it: sends start in the order they were given).
+    /// Starts call `call`'s send: now, unless it is `large`, this task's
+    /// slice is spent (a burst: the engine's operations already wait for
+    /// the next task), or a send given before it waits for a later task;
+    /// then after the sends before it: sends start in the order they were
+    /// given.
     pub fn start_send(
         &self,
         call: CallId,
@@ -371,7 +373,8 @@ impl Executor {
         start: impl FnOnce(&mut Engine, i64) + 'static,
     ) {
         let mut later = self.later.borrow_mut();
-        if !large && later.is_empty() {
+        let spent = self.slice.get().2;
+        if !large && !spent && later.is_empty() {
             drop(later);
             return start(&mut self.engine(), time::now());
         }
@@ -381,22 +384,25 @@ impl Executor {
         later.push((call, Box::new(start), false));
     }
 
-    /// The first send waiting for a later task starts; the next waits for
-    /// the task after.
+    /// The sends waiting for a later task start, in order, for up to a
+    /// slice ([`SLICE_MS`]; a large one alone); the rest wait for the next.
     fn start_later(&self, now: i64) {
-        let (call, start, left) = {
-            let mut later = self.later.borrow_mut();
-            if later.is_empty() {
+        loop {
+            let (call, start, left) = {
+                let mut later = self.later.borrow_mut();
+                if later.is_empty() {
+                    return;
+                }
+                later.remove(0)
+            };
+            start(&mut self.engine(), now);
+            if left {
+                self.engine.borrow_mut().caller_left(now, call);
+            }
+            if !self.later.borrow().is_empty() && time::now() - now >= SLICE_MS {
+                next_task(&callback(), self.id, LATER);
                 return;
             }
-            if later.len() > 1 {
-                next_task(&callback(), self.id, LATER);
-            }
-            later.remove(0)
-        };
-        start(&mut self.engine(), now);
-        if left {
-            self.engine.borrow_mut().caller_left(now, call);
         }
     }
 
