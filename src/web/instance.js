@@ -157,6 +157,11 @@ function revive(what) {
     : `${what}: the module stopped (${message}) and could not restart yet; call again`, { cause: life.dead || why });
 }
 
+// The methods the module calls itself, taken off the public class: a caller
+// never sees or calls them.
+const friends = {};
+const pluck = (o, k) => { const f = o[k]; delete o[k]; return f; };
+
 // Called by the glue once loaded: its reset, its clients' move, and its
 // classes, whose every method revives a stopped instance before it runs
 // (`atOnce`: the methods that answer with something else than a promise;
@@ -183,6 +188,8 @@ export function instanceHooks(h) {
     };
     if (free) C.prototype.free = freed;
     if (free && Symbol.dispose && C.prototype[Symbol.dispose] === free) C.prototype[Symbol.dispose] = freed;
+    // The reopening as it is (it runs while the module moves).
+    if (C.__reopen) friends.reopen = pluck(C, "__reopen");
     for (const target of [C, C.prototype]) {
       for (const name of Object.getOwnPropertyNames(target)) {
         if ((name.startsWith("__") && name !== "__setAside") || name === "constructor" || name === "free") continue;
@@ -211,6 +218,8 @@ export function instanceHooks(h) {
         Object.defineProperty(target, name, d);
       }
     }
+    // Setting an intent aside, revived first as every method is.
+    if (C.prototype.__setAside) friends.setAside = pluck(C.prototype, "__setAside");
   }
 }
 
@@ -226,9 +235,9 @@ export function carry(client, options, store) {
   const take = (why, restarts, free, aside) => {
     const c = ref.deref();
     if (!c || !c.__wbg_ptr) return false;
-    hooks.adopt(c, c.constructor.__reopen(options, store));
+    hooks.adopt(c, friends.reopen(options, store));
     // What stopped the module twice is set aside (where it is this client's) before anything is driven.
-    free.then(() => Promise.all(aside.map((id) => c.__wbg_ptr && c.__setAside(id))))
+    free.then(() => Promise.all(aside.map((id) => c.__wbg_ptr && friends.setAside.call(c, id))))
       .then(() => c.__wbg_ptr && c.resume()).catch(() => { /* each intent stays in the journal */ });
     try {
       const onRestart = options.onRestart;

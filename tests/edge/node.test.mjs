@@ -536,3 +536,13 @@ test("a large body is sent from the task after the caller's: copied when given, 
   assert.equal(third.command.body.note, "y".repeat(200_000));
   client.free();
 });
+
+test("the module's own methods are not on the client: only the documented API is", async () => {
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory" });
+  const names = [...Object.getOwnPropertyNames(WowClient), ...Object.getOwnPropertyNames(WowClient.prototype)];
+  assert.deepEqual(names.filter((n) => n.startsWith("__") && n !== "__wbg_ptr" && !n.startsWith("__destroy") && !n.startsWith("__wrap")), [],
+    names.join(", "));
+  assert.equal("__reopen" in WowClient, false);
+  assert.equal("__setAside" in client, false);
+  client.free();
+});
