@@ -836,7 +836,8 @@ impl Engine {
                 s.stage = SendStage::Turn(turn);
                 None
             }
-            (_, _) => {
+            (_, wake) => {
+                self.unasked(&wake, "a scope's turn");
                 s.stage = SendStage::Turn(turn);
                 None
             }
@@ -972,7 +973,10 @@ impl Engine {
                 }
                 self.resume_window(me, call, r)
             }
-            _ => None,
+            wake => {
+                self.unasked(&wake, "resume");
+                None
+            }
         }
     }
 
@@ -1067,7 +1071,10 @@ impl Engine {
             (OneStage::Driving, Wake::Child(Child::Drove(outcome))) => {
                 Some(Child::Resumed(r.index, Resumed::Driven(outcome)))
             }
-            _ => None,
+            (_, wake) => {
+                self.unasked(&wake, "resuming one");
+                None
+            }
         }
     }
 
@@ -1089,7 +1096,10 @@ impl Engine {
                 }
             }
             Wake::Child(Child::Resumed(..) | Child::Listing(Err(_))) => Some(Child::Nothing),
-            _ => None,
+            wake => {
+                self.unasked(&wake, "advance");
+                None
+            }
         }
     }
 
@@ -1125,7 +1135,10 @@ impl Engine {
                 }
                 Some(Child::Nothing)
             }
-            _ => None,
+            wake => {
+                self.unasked(&wake, "escalated");
+                None
+            }
         }
     }
 }
@@ -1284,6 +1297,7 @@ impl Engine {
         wake: Wake,
     ) -> Option<Child> {
         let Wake::Child(child) = wake else {
+            self.unasked(&wake, "a call's child");
             return None;
         };
         match child {
@@ -1470,7 +1484,10 @@ impl Engine {
             (4 | 5, Wake::Op(Done::Removed(_))) => return self.purge_over(call, p),
             (_, Wake::Child(Child::Listing(Err(e)) | Child::Removed(Err(e))))
             | (_, Wake::Op(Done::Removed(Err(e)))) => e,
-            _ => return None,
+            (_, wake) => {
+                self.unasked(&wake, "purge");
+                return None;
+            }
         };
         self.unlock_all(p);
         let outcome = journal_failure(failure.into());
@@ -1583,6 +1600,7 @@ pub enum Read {
 impl Engine {
     fn step_read(&mut self, me: TaskId, call: CallId, r: &mut Read, wake: Wake) -> Option<Child> {
         let Wake::Child(child) = wake else {
+            self.unasked(&wake, "a call's child");
             return None;
         };
         let reply = match (&*r, child) {
@@ -1727,7 +1745,10 @@ impl Engine {
                 self.downstream_pause(me, call, d)
             }
             Wake::Timer => self.downstream_look(me, call, d),
-            _ => None,
+            wake => {
+                self.unasked(&wake, "downstream");
+                None
+            }
         }
     }
 

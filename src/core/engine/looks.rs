@@ -79,6 +79,7 @@ impl Engine {
 
     pub(super) fn step_look(&mut self, me: TaskId, task: LookTask, wake: Wake) -> Next {
         let Wake::Op(done) = wake else {
+            self.unasked(&wake, "a look");
             return Next::Keep(Task::Look(task));
         };
         let (look, answer) = match (task, done) {

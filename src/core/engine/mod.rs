@@ -213,6 +213,8 @@ pub struct Engine {
     watched: Vec<Watched>,
     /// Messages from other tabs dropped as unreadable or implausible.
     dropped: u32,
+    /// Wakes a task's state did not ask for ([`Engine::unasked`]).
+    unasked: u32,
     /// The count paths whose answers to the `filter` shape were checked
     /// (a requestId never used counted 0): trusted from then on.
     shape_checked: Vec<String>,
@@ -273,6 +275,7 @@ impl Engine {
             watched: Vec::new(),
             shape_checked: Vec::new(),
             dropped: 0,
+            unasked: 0,
         }
     }
 
@@ -516,6 +519,26 @@ impl Engine {
     fn timer(&mut self, task: TaskId, at: i64) {
         self.untime(task);
         self.timers.push((at, task));
+    }
+
+    /// A wake its task's state did not ask for: the task keeps waiting for
+    /// what it did ask for. `Start` (a task whose work began when it was
+    /// made) and `Poke` (told to every listener) may come to any state;
+    /// anything else is a defect in the engine: counted, and a failing test
+    /// in the module's own (debug) builds, never a silent hang there.
+    fn unasked(&mut self, wake: &Wake, what: &'static str) {
+        if matches!(wake, Wake::Start | Wake::Poke(_)) {
+            return;
+        }
+        self.unasked = self.unasked.saturating_add(1);
+        #[cfg(debug_assertions)]
+        panic!("{what}: a wake its state did not ask for: {wake:?}");
+    }
+
+    /// How many wakes no task's state asked for (0 unless the engine has
+    /// a defect).
+    pub fn unasked_wakes(&self) -> u32 {
+        self.unasked
     }
 
     /// Task `task`'s timer goes (a task has one at most).

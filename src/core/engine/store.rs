@@ -253,6 +253,7 @@ impl Engine {
 
     pub(super) fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
         let Wake::Op(done) = wake else {
+            self.unasked(&wake, "storage");
             return Next::Keep(super::Task::Store(task));
         };
         match (task, done) {

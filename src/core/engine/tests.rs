@@ -1086,3 +1086,17 @@ fn what_a_resume_waits_for_is_named_for_its_intent() {
     }
     assert!(seen > 0, "the resume's lock and reads were named");
 }
+
+/// A wake no state of its task asked for is a failing test, not a task
+/// left waiting for ever (in release it is dropped and counted).
+#[test]
+#[should_panic(expected = "a wake its state did not ask for")]
+fn a_wake_no_state_asked_for_fails_the_test() {
+    let mut w = World::new(1);
+    let now = w.now;
+    w.tabs[0].engine.read(now, 1, Read::Quarantined);
+    let engine = &mut w.tabs[0].engine;
+    let task = engine.tasks.last().expect("the read's task").0;
+    engine.wakes.push_back((task, Wake::Timer));
+    engine.run();
+}
