@@ -11,6 +11,7 @@
 import { parseArgs } from "node:util";
 import { launch, missing } from "../tests/support/engines.mjs";
 import { createAccount, startGateway } from "../tests/support/gateway.mjs";
+import { orderBody } from "./page/order.mjs";
 
 const { values: args } = parseArgs({ options: { engines: { type: "string", default: "firefox,webkit" },
   rounds: { type: "string", default: "5" }, journal: { type: "string", default: "10000" },
@@ -23,7 +24,7 @@ const ops = [["connect", `connect on ${n} intents`], ["intents", "intents()"], [
 /** In the page: a client's journal of `n` copies of a real record, and `window.probe(op)`. */
 async function setUp(page, base, account) {
   await page.goto(`${base}/pkg/index.js`);
-  await page.evaluate(async ({ n, bytes, account, ns }) => {
+  await page.evaluate(async ({ n, body, account, ns }) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
     const options = { user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 30_000, storage: "indexedDB" };
@@ -46,14 +47,6 @@ async function setUp(page, base, account) {
     }
     await new Promise((resolve, reject) => { t.oncomplete = resolve; t.onerror = () => reject(t.error); });
     db.close();
-    const items = [];
-    for (let i = 0, size = 0; size < bytes; i++) {
-      const item = { sku: `SKU-${String(i).padStart(6, "0")}`, name: `product ${i} of the bench's order`, quantity: 1 + (i % 7),
-        price: Math.round(i * 37.3) / 100, tags: ["bench", i % 2 ? "odd" : "even"] };
-      size += JSON.stringify(item).length + 1;
-      items.push(item);
-    }
-    const body = { amount: 1, items };
     let client;
     const run = {
       connect: async () => { client = await WowClient.connect(options); },
@@ -86,7 +79,7 @@ async function setUp(page, base, account) {
       channel.port1.close();
       return { gap, wall };
     };
-  }, { n, bytes, account, ns: `gaps-${Math.random().toString(36).slice(2, 10)}` });
+  }, { n, body: orderBody(bytes), account, ns: `gaps-${Math.random().toString(36).slice(2, 10)}` });
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];

@@ -5,6 +5,7 @@ import { memoryAdapter } from "/pkg/adapters.js";
 import { set as idbSet, createStore } from "idb-keyval";
 import { v4 as uuidv4 } from "uuid";
 import { fetchEventSource } from "@microsoft/fetch-event-source";
+import { orderBody } from "./order.mjs";
 
 const wasm = await init();
 const base = location.origin;
@@ -342,17 +343,6 @@ export async function concurrency(n, variants, rounds = 3) {
  * `JSON.stringify`, the SDK by its own path.
  */
 let bodyBench = null;
-/** An order of small items, about `bytes` of JSON. */
-function orderBody(bytes) {
-  const items = [];
-  for (let i = 0, size = 0; size < bytes; i++) {
-    const item = { sku: `SKU-${String(i).padStart(6, "0")}`, name: `product ${i} of the bench's order`, quantity: 1 + (i % 7),
-      price: Math.round(i * 37.3) / 100, tags: ["bench", i % 2 ? "odd" : "even"] };
-    size += JSON.stringify(item).length + 1;
-    items.push(item);
-  }
-  return { amount: 1, items };
-}
 export async function bodySetup(bytes) {
   await bodyTeardown();
   const id = await account();
