@@ -413,11 +413,7 @@ mod tests {
         format!("{sign}{body}")
     }
 
-    fn debug(f: f64) -> String {
-        let mut out = String::new();
-        float_text(f, &mut out);
-        out
-    }
+    use crate::core::protocol::json_value::float_text::text as debug;
 
     #[test]
     fn reads_what_json_stringify_writes() {

@@ -464,10 +464,11 @@ mod tests {
 }
 
 #[cfg(test)]
-mod float_text {
+pub(crate) mod float_text {
     use super::float_text;
 
-    fn text(f: f64) -> String {
+    /// [`float_text`]'s text of `f`.
+    pub(crate) fn text(f: f64) -> String {
         let mut out = String::new();
         float_text(f, &mut out);
         out
