@@ -168,7 +168,9 @@ pub fn caller_body(
     }
     let as_written = read.as_written;
     let value = read.fill(&values);
-    let own = if as_written { text } else { String::new() };
+    // Its own text at once either way: what it weighs (a large body starts
+    // later) and a fingerprint's room are read from it.
+    let own = if as_written { text } else { to_text(&value) };
     Ok(crate::core::journal::Body::from_caller(value, own, floats))
 }
 

@@ -155,9 +155,8 @@ impl Body {
         }))
     }
 
-    /// A caller's body read from JSON text: its value, that text where it
-    /// is the value's own (else empty: written from the value when first
-    /// needed), and the fingerprint's text of the non-integral numbers
+    /// A caller's body read from JSON text: its value, its own JSON text,
+    /// and the fingerprint's text of the non-integral numbers
     /// placed from it ([`crate::core::protocol::json_text`]).
     pub fn from_caller(value: JsonValue, text: String, floats: Vec<(u64, String)>) -> Body {
         Body::read(Some(value), text, floats)
