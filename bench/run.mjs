@@ -139,7 +139,9 @@ function mainTasks(events) {
   const inside = longest && args.verbose
     ? [...traceSelfTimes(events.filter((x) => x.ts >= longest.ts && x.ts + (x.dur ?? 0) <= longest.ts + longest.dur || x.ph === "M"))]
       .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
-  return { longestThread, longestWall, over50, mainThread, inside };
+  // and the whole operation's main thread by event, self time.
+  const all = args.verbose ? [...traceSelfTimes(events)].sort((a, b) => b[1] - a[1]).slice(0, 14).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
+  return { longestThread, longestWall, over50, mainThread, inside, all };
 }
 
 const section = (title) => console.log(`\n## ${title}\n`);

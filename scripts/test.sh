@@ -99,10 +99,10 @@ suite react          node --test tests/react/
 # The promise and the trust boundaries in each engine (tests/e2e/engines.test.mjs,
 # persistence.test.mjs, trust.test.mjs, wow10.test.mjs, slices.test.mjs),
 # a line each; the rest of the end-to-end files in Chromium.
-suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines. -e /persistence. -e /trust. -e /wow10. -e /slices.)
-suite e2e-chromium   env TEST_ENGINES=chromium node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs tests/e2e/wow10.test.mjs tests/e2e/slices.test.mjs
-suite e2e-firefox    env TEST_ENGINES=firefox node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs tests/e2e/wow10.test.mjs tests/e2e/slices.test.mjs
-suite e2e-webkit     env TEST_ENGINES=webkit node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs tests/e2e/wow10.test.mjs tests/e2e/slices.test.mjs
+suite e2e            node --test $(ls tests/e2e/*.test.mjs | grep -v -e /engines. -e /persistence. -e /trust. -e /wow10. -e /slices. -e /large-body.)
+suite e2e-chromium   env TEST_ENGINES=chromium node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs tests/e2e/wow10.test.mjs tests/e2e/slices.test.mjs tests/e2e/large-body.test.mjs
+suite e2e-firefox    env TEST_ENGINES=firefox node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs tests/e2e/wow10.test.mjs tests/e2e/slices.test.mjs tests/e2e/large-body.test.mjs
+suite e2e-webkit     env TEST_ENGINES=webkit node --test tests/e2e/engines.test.mjs tests/e2e/persistence.test.mjs tests/e2e/trust.test.mjs tests/e2e/wow10.test.mjs tests/e2e/slices.test.mjs tests/e2e/large-body.test.mjs
 # What earlier builds stored (tests/fixtures/golden/), read in each engine and
 # in Node; and a tab on a pinned older build beside a tab on this one.
 suite golden         node --test tests/golden/

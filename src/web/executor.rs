@@ -23,7 +23,7 @@ use crate::core::engine::{
     answers, Ask, CallId, Do, Done, Engine, Failure, Io, LockKind, Locked, OpId, Reply, Request,
     Sink, Swap,
 };
-use crate::core::journal::{IntentRecord, RecordError};
+use crate::core::journal::{Body, IntentRecord, RecordError};
 use crate::core::machine::{ConfirmAnswer, LookAnswer};
 use crate::core::protocol::{JsonValue, SseDecoder, StreamElement};
 use crate::core::text::text;
@@ -114,6 +114,7 @@ extern "C" {
         body: &str,
         timeout_ms: u32,
         of: &JsValue,
+        held: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_name = readJsonBody)]
     fn read_json_body(response: &web_sys::Response, limit: u32) -> js_sys::Promise;
@@ -560,17 +561,32 @@ impl Executor {
                 text,
                 expected,
                 flush,
-            } => self.store_call(
-                op,
-                "put",
-                &[
-                    key.into(),
-                    text.into(),
-                    (expected as f64).into(),
-                    flush.into(),
-                ],
-                Pending::Put,
-            ),
+            } => {
+                let (key, expected, flush) = (key.into(), (expected as f64).into(), flush.into());
+                let args = match &text.hole {
+                    // The record's text around its body, and the body's text
+                    // as the caller gave it (only a caller's body is held):
+                    // the store puts it in.
+                    Some((at, body)) => [
+                        key,
+                        text.text[..*at].into(),
+                        expected,
+                        flush,
+                        text.text[*at..].into(),
+                        held(body),
+                    ],
+                    None => [
+                        key,
+                        text.text.into(),
+                        expected,
+                        flush,
+                        JsValue::UNDEFINED,
+                        JsValue::UNDEFINED,
+                    ],
+                };
+                let given = if text.hole.is_some() { 6 } else { 4 };
+                self.store_call(op, "put", &args[..given], Pending::Put)
+            }
             Do::Remove { keys } => {
                 let keys: js_sys::Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
                 self.store_call(op, "remove", &[keys.into()], Pending::Remove)
@@ -689,6 +705,7 @@ impl Executor {
             &r.body,
             r.timeout_ms,
             &self.holdings,
+            &r.held.as_ref().map_or(JsValue::UNDEFINED, held),
         ) {
             Ok(promise) => self.wait(op, &promise, Pending::Fetch { stream: r.stream }),
             Err(e) => {
@@ -1061,6 +1078,14 @@ impl Executor {
         let id = self.id;
         EXECUTORS.with(|all| all.borrow_mut().retain(|e| e.id != id));
     }
+}
+
+/// A body's text as the caller gave it ([`caller_body`](super::caller_body)).
+fn held(body: &Body) -> JsValue {
+    body.held_text()
+        .and_then(|h| h.downcast_ref::<JsValue>())
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// What a request's rejection means: its deadline, or a lost connection.

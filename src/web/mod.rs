@@ -117,7 +117,7 @@ extern "C" {
         what: &str,
         max_chars: u32,
         as_text: bool,
-    ) -> Result<String, wasm_bindgen::JsValue>;
+    ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
 }
 
 /// A caller's command body as [`caller_json`] reads it, read from the text
@@ -133,8 +133,9 @@ pub fn caller_body(
     limits: JsonLimits,
 ) -> Result<crate::core::journal::Body, String> {
     use crate::core::protocol::json_text::{fingerprint_float_text, read_json_text, TextError};
-    let text =
+    let held =
         json_text(value, what, limits.max_chars, true).map_err(|e| JsFailure::from(e).message)?;
+    let text = held.as_string().unwrap_or_default();
     let read = match read_json_text(&text, limits.max_depth) {
         Ok(read) => read,
         Err(e) => {
@@ -171,7 +172,13 @@ pub fn caller_body(
     // Its own text at once either way: what it weighs (a large body starts
     // later) and a fingerprint's room are read from it.
     let own = if as_written { text } else { to_text(&value) };
-    Ok(crate::core::journal::Body::from_caller(value, own, floats))
+    // A large body's own text stays the caller's string, which requests
+    // and writes hand back: the text never crosses out of the module again.
+    let held = (as_written && own.len() >= executor::LARGE_BODY)
+        .then(|| Box::new(held) as Box<dyn std::any::Any>);
+    Ok(crate::core::journal::Body::from_caller(
+        value, own, floats, held,
+    ))
 }
 
 /// [`crate::core::protocol::float_text`]'s text for a fingerprint's

@@ -52,7 +52,8 @@ export function fenceTo(of, base) {
 // reading of its body end then (a `TimeoutError`); its timer keeps no runtime
 // alive. It is aborted too when its client's holdings `of` are let go (the
 // client freed, the instance stopped): nobody would read its answer.
-export function gatewayFetch(url, method, headers, body, timeoutMs, of) {
+// `held`: a large body's text as the caller gave it, sent in place of `body`.
+export function gatewayFetch(url, method, headers, body, timeoutMs, of, held) {
   // Pairs, as fetch takes them fastest (an object made with no prototype,
   // so that a "__proto__" header is a header, is a dictionary to V8).
   const h = [];
@@ -70,7 +71,7 @@ export function gatewayFetch(url, method, headers, body, timeoutMs, of) {
     abort.abort(new DOMException("", "TimeoutError"));
   }, Math.min(Math.max(timeoutMs, 1), 2147483647)));
   // A GET (a snapshot read) carries no body.
-  return fetch(url, { method, headers: h, body: method === "GET" ? undefined : body, signal: abort.signal, redirect: "manual" })
+  return fetch(url, { method, headers: h, body: method === "GET" ? undefined : held ?? body, signal: abort.signal, redirect: "manual" })
     .then((r) => {
       if (r.type !== "opaqueredirect" && (r.status < 300 || r.status > 399)) return r;
       const to = r.headers.get("location");

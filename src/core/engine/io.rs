@@ -4,7 +4,7 @@
 //! so the engine is driven natively by a simulation exactly as a browser
 //! drives it.
 
-use crate::core::journal::{IntentRecord, Quarantined, RecordError, StoreError};
+use crate::core::journal::{Body, IntentRecord, Quarantined, RecordError, StoreError, StoredText};
 use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Outcome};
 use crate::core::protocol::{JsonValue, StreamElement};
 
@@ -33,8 +33,10 @@ pub struct Request {
     pub method: String,
     /// Headers, checked ([`crate::core::protocol::CommandHeaders`]).
     pub headers: Vec<(String, String)>,
-    /// The body's text.
+    /// The body's text (empty where the host holds it: `held`).
     pub body: String,
+    /// A body whose text the host holds ([`Body::held_text`]), sent as that.
+    pub held: Option<Body>,
     /// Aborted after this long (its deadline).
     pub timeout_ms: u32,
     /// `Accept: text/event-stream`: the answer's elements are handed on as
@@ -97,8 +99,9 @@ pub enum Do {
     Put {
         /// Its key.
         key: String,
-        /// The record's JSON text, at its next revision.
-        text: String,
+        /// The record's JSON text, at its next revision (a body the host
+        /// holds left out: the host writes its own text of it in).
+        text: StoredText,
         /// The revision the store must hold now.
         expected: u64,
         /// Whether it must reach the disk first.

@@ -533,6 +533,8 @@ impl Engine {
         self.unasked = self.unasked.saturating_add(1);
         #[cfg(debug_assertions)]
         panic!("{what}: a wake its state did not ask for: {wake:?}");
+        #[cfg(not(debug_assertions))]
+        let _ = what;
     }
 
     /// How many wakes no task's state asked for (0 unless the engine has

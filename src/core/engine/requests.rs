@@ -65,11 +65,18 @@ pub fn command(
     if !crate::core::protocol::is_command_method(&method) {
         return Err(text!("unsupported method ", method));
     }
+    let held = c.body.held_text().map(|_| c.body.clone());
     Ok(Request {
         url: url(base_url, &c.path),
         method,
         headers: headers_of(&headers),
-        body: JsonOut::of(&c.body, float),
+        // A body the host holds is sent as that: never copied out again.
+        body: if held.is_some() {
+            String::new()
+        } else {
+            JsonOut::of(&c.body, float)
+        },
+        held,
         timeout_ms,
         stream,
     })
@@ -118,6 +125,7 @@ fn history_request(
         method: "POST".into(),
         headers: headers_of(&headers),
         body,
+        held: None,
         timeout_ms: within_ms,
         stream: false,
     })
@@ -301,6 +309,7 @@ pub fn snapshot(
         method: "GET".into(),
         headers: headers_of(&headers),
         body: String::new(),
+        held: None,
         timeout_ms: within_ms,
         stream: false,
     })

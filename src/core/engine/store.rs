@@ -54,7 +54,6 @@ pub(super) enum StoreTask {
     /// settled records are being evicted `batch` at a time.
     Write {
         record: Box<IntentRecord>,
-        text: String,
         evicting: Option<Evicting>,
     },
     /// A namespace's records (`scope`: those of one scope), with what was
@@ -137,23 +136,28 @@ impl Engine {
 
     /// Writes `record` by compare-and-swap on its revision; its new revision.
     pub(super) fn write(&mut self, parent: TaskId, record: &IntentRecord) {
-        let mut next = record.clone();
-        next.set_revision(record.revision + 1);
-        let text = next.stored_text(self.float);
-        let put = Do::Put {
-            key: key(&self.config.namespace, &record.intent_id),
-            text: text.clone(),
-            expected: record.revision,
-            flush: record.needs_flush(),
-        };
         let me = self.child(
             parent,
             super::Task::Store(StoreTask::Write {
                 record: Box::new(record.clone()),
-                text,
                 evicting: None,
             }),
         );
+        self.put_next(me, record, record.needs_flush());
+    }
+
+    /// Puts `record` at its next revision, if the store holds it at its own
+    /// (written afresh for a try after eviction: the task keeps no text;
+    /// and for a record written back, a credential taken out of it).
+    fn put_next(&mut self, me: TaskId, record: &IntentRecord, flush: bool) {
+        let mut next = record.clone();
+        next.set_revision(record.revision + 1);
+        let put = Do::Put {
+            key: key(&self.config.namespace, &record.intent_id),
+            text: next.stored_parts(self.float),
+            expected: record.revision,
+            flush,
+        };
         self.op(me, put);
     }
 
@@ -238,19 +242,6 @@ impl Engine {
         }
     }
 
-    /// Writes `record` back at its next revision (a credential taken out of it).
-    fn put_back(&mut self, me: TaskId, record: &IntentRecord) {
-        let mut next = record.clone();
-        next.set_revision(record.revision + 1);
-        let put = Do::Put {
-            key: key(&self.config.namespace, &record.intent_id),
-            text: next.stored_text(self.float),
-            expected: record.revision,
-            flush: true,
-        };
-        self.op(me, put);
-    }
-
     pub(super) fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
         let Wake::Op(done) = wake else {
             self.unasked(&wake, "storage");
@@ -315,14 +306,9 @@ impl Engine {
                     }
                 }
             }
-            (
-                StoreTask::Write {
-                    record,
-                    text,
-                    evicting,
-                },
-                done,
-            ) => self.step_write(me, record, text, evicting, done),
+            (StoreTask::Write { record, evicting }, done) => {
+                self.step_write(me, record, evicting, done)
+            }
             (StoreTask::List(list), done) => self.step_list(me, list, done),
             (StoreTask::Remove, Done::Removed(r)) => Next::Done(Child::Removed(r)),
             (task, _) => Next::Keep(super::Task::Store(task)),
@@ -428,7 +414,7 @@ impl Engine {
             ListStage::Moving
         } else if let Some(at) = l.scrub.pop() {
             let record = l.listing.records[at].clone();
-            self.put_back(me, &record);
+            self.put_next(me, &record, true);
             ListStage::Scrubbing(at)
         } else {
             sort_by_creation(&mut l.listing.records);
@@ -449,27 +435,11 @@ impl Engine {
         &mut self,
         me: TaskId,
         record: Box<IntentRecord>,
-        text: String,
         evicting: Option<Evicting>,
         done: Done,
     ) -> Next {
-        let keep = |record, text, evicting| {
-            Next::Keep(super::Task::Store(StoreTask::Write {
-                record,
-                text,
-                evicting,
-            }))
-        };
-        let put = |e: &mut Engine, record: &IntentRecord, text: &str| {
-            e.op(
-                me,
-                Do::Put {
-                    key: key(&e.config.namespace, &record.intent_id),
-                    text: text.to_owned(),
-                    expected: record.revision,
-                    flush: record.needs_flush(),
-                },
-            );
+        let keep = |record, evicting| {
+            Next::Keep(super::Task::Store(StoreTask::Write { record, evicting }))
         };
         match (evicting, done) {
             (_, Done::Put(Ok(Swap::Done))) => Next::Done(Child::Wrote(Ok(record.revision + 1))),
@@ -490,7 +460,6 @@ impl Engine {
                     self.op(me, Do::List { prefix, only: None });
                     keep(
                         record,
-                        text,
                         Some(Evicting {
                             listed: Vec::new(),
                             ids: Vec::new(),
@@ -503,14 +472,14 @@ impl Engine {
                 }
                 Some(mut ev) => {
                     ev.batch *= 2;
-                    self.evict_next(me, record, text, ev)
+                    self.evict_next(me, record, ev)
                 }
             },
             (_, Done::Put(Err(e))) => Next::Done(Child::Wrote(Err(e))),
             (Some(mut ev), Done::ListedPart(entries)) => {
                 ev.listed
                     .extend(entries.into_iter().filter_map(|(_, r)| r.ok()));
-                keep(record, text, Some(ev))
+                keep(record, Some(ev))
             }
             (Some(mut ev), Done::Listed(listed)) => {
                 let Ok(entries) = listed else {
@@ -523,28 +492,22 @@ impl Engine {
                     .into_iter()
                     .map(str::to_owned)
                     .collect();
-                self.evict_next(me, record, text, ev)
+                self.evict_next(me, record, ev)
             }
             (Some(mut ev), Done::Removed(removed)) => {
                 if removed.is_err() {
                     return Next::Done(Child::Wrote(Err(ev.full)));
                 }
                 ev.removing = false;
-                put(self, &record, &text);
-                keep(record, text, Some(ev))
+                self.put_next(me, &record, record.needs_flush());
+                keep(record, Some(ev))
             }
-            (evicting, _) => keep(record, text, evicting),
+            (evicting, _) => keep(record, evicting),
         }
     }
 
     /// Evicts the next batch, or gives up with the write's error.
-    fn evict_next(
-        &mut self,
-        me: TaskId,
-        record: Box<IntentRecord>,
-        text: String,
-        mut ev: Evicting,
-    ) -> Next {
+    fn evict_next(&mut self, me: TaskId, record: Box<IntentRecord>, mut ev: Evicting) -> Next {
         if ev.gone >= ev.ids.len() {
             return Next::Done(Child::Wrote(Err(ev.full)));
         }
@@ -558,7 +521,6 @@ impl Engine {
         self.op(me, Do::Remove { keys });
         Next::Keep(super::Task::Store(StoreTask::Write {
             record,
-            text,
             evicting: Some(ev),
         }))
     }

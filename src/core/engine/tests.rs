@@ -444,7 +444,7 @@ impl World {
                 } else if current.unwrap_or(0) != expected {
                     Done::Put(Ok(Swap::Lost(current)))
                 } else {
-                    self.store.insert(key, text);
+                    self.store.insert(key, text.whole());
                     Done::Put(Ok(Swap::Done))
                 };
                 self.answer(t, op, done);

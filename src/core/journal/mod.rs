@@ -22,7 +22,8 @@ pub use intents::{
 pub use read_back::{is_secret, ReadBack, Reader, CREDENTIAL_HEADERS};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
-    RecordError, WaitEnd, WaitSpec, FIRST_SCHEMA_VERSION, SCHEMA_VERSION, SCOPED_SCHEMA_VERSION,
+    RecordError, StoredText, WaitEnd, WaitSpec, FIRST_SCHEMA_VERSION, SCHEMA_VERSION,
+    SCOPED_SCHEMA_VERSION,
 };
 pub use store::{
     next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,

@@ -1,6 +1,7 @@
 //! `IntentRecord`: everything needed to recognise, confirm and retry one
 //! business intent after a timeout, a reload or a crash.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -133,6 +134,9 @@ struct BodyValue {
     /// The value, when the body was given as one (a new intent's); a body
     /// read from a schema-3 record is its text alone, never parsed.
     value: Option<JsonValue>,
+    /// Its text as the host holds it (the caller's own string), for a large
+    /// body: requests and writes hand the host that, not a copy of the text.
+    held: Option<HeldText>,
     /// Its JSON text, and that text as a JSON string (its stored form),
     /// each once written (a body's text is never empty).
     text: RefCell<[String; 2]>,
@@ -146,10 +150,20 @@ impl Body {
         Body::read(value, text, Vec::new())
     }
 
-    fn read(value: Option<JsonValue>, text: String, mut floats: Vec<(u64, String)>) -> Body {
+    fn read(value: Option<JsonValue>, text: String, floats: Vec<(u64, String)>) -> Body {
+        Body::held(value, text, floats, None)
+    }
+
+    fn held(
+        value: Option<JsonValue>,
+        text: String,
+        mut floats: Vec<(u64, String)>,
+        held: Option<Box<dyn Any>>,
+    ) -> Body {
         floats.sort_unstable_by_key(|(bits, _)| *bits);
         Body(Rc::new(BodyValue {
             value,
+            held: held.map(HeldText),
             text: RefCell::new([text, String::new()]),
             floats,
         }))
@@ -157,9 +171,23 @@ impl Body {
 
     /// A caller's body read from JSON text: its value, its own JSON text,
     /// and the fingerprint's text of the non-integral numbers
-    /// placed from it ([`crate::core::protocol::json_text`]).
-    pub fn from_caller(value: JsonValue, text: String, floats: Vec<(u64, String)>) -> Body {
-        Body::read(Some(value), text, floats)
+    /// placed from it ([`crate::core::protocol::json_text`]); `held`: that
+    /// same text as the host holds it, handed back to the host in its place
+    /// (see [`Body::held_text`]).
+    pub fn from_caller(
+        value: JsonValue,
+        text: String,
+        floats: Vec<(u64, String)>,
+        held: Option<Box<dyn Any>>,
+    ) -> Body {
+        Body::held(Some(value), text, floats, held)
+    }
+
+    /// Its JSON text as the host holds it, where the host gave it so: a
+    /// request sends that, and a record's write leaves a hole for it
+    /// ([`StoredText`]), so a large body's text is never copied out again.
+    pub fn held_text(&self) -> Option<&dyn Any> {
+        self.0.held.as_ref().map(|h| &*h.0)
     }
 
     /// The fingerprint's text of `f`, where it was placed when the body
@@ -217,6 +245,44 @@ impl Default for Body {
     }
 }
 
+/// A body's text held by the host (opaque to the core).
+struct HeldText(Box<dyn Any>);
+
+impl std::fmt::Debug for HeldText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HeldText")
+    }
+}
+
+/// A record's stored text, its body left out where the host holds the
+/// body's text ([`Body::held_text`]): the whole text is `text` with the
+/// body's stored form (its text as a JSON string) inserted at byte
+/// `hole.0`, where the record's `command.body` goes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredText {
+    /// The record's JSON text (without the held body).
+    pub text: String,
+    /// Where the held body goes, and the body.
+    pub hole: Option<(usize, Body)>,
+}
+
+impl StoredText {
+    /// The whole text, the held body written in (for a store the host does
+    /// not fill, and tests).
+    pub fn whole(&self) -> String {
+        match &self.hole {
+            None => self.text.clone(),
+            Some((at, body)) => {
+                let mut out = String::with_capacity(self.text.len() + body.text_len() + 2);
+                out.push_str(&self.text[..*at]);
+                crate::core::protocol::json_value::write_string(&body.0.text.borrow()[0], &mut out);
+                out.push_str(&self.text[*at..]);
+                out
+            }
+        }
+    }
+}
+
 /// The same value, or the same text where one of them is text alone (a
 /// text once written: a stored body's always is).
 impl PartialEq for Body {
@@ -247,6 +313,9 @@ struct Stored<'a, T>(&'a T, bool);
 impl ToJson for Stored<'_, Body> {
     fn write_json(&self, out: &mut JsonOut) {
         let Stored(body, stored) = *self;
+        if stored && body.0.held.is_some() && out.leave_hole() {
+            return;
+        }
         let mut text = body.0.text.borrow_mut();
         let [value_text, quoted] = &mut *text;
         if let Some(value) = body.0.value.as_ref().filter(|_| value_text.is_empty()) {
@@ -762,6 +831,19 @@ impl IntentRecord {
             &Stored(self, self.schema_version >= BODY_TEXT_SCHEMA_VERSION),
             float,
         )
+    }
+
+    /// [`IntentRecord::stored_text`], a body the host holds left out (its
+    /// place said): the record's writes never copy a large body out.
+    pub fn stored_parts(&self, float: crate::core::protocol::FloatText) -> StoredText {
+        let stored = self.schema_version >= BODY_TEXT_SCHEMA_VERSION;
+        let mut out = JsonOut::leaving_hole(float);
+        Stored(self, stored).write_json(&mut out);
+        let hole = out.hole().map(|at| (at, self.command.body.clone()));
+        StoredText {
+            text: out.text,
+            hole,
+        }
     }
 }
 

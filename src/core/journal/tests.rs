@@ -794,3 +794,62 @@ fn a_record_keeps_a_bounded_part_of_a_large_answer() {
         (large.request_id, large.stage)
     );
 }
+
+/// A body the host holds is left out of a record's writes, and only it:
+/// the text around the hole, with the body written in as a JSON string, is
+/// exactly the record's stored text, for any body text.
+#[test]
+fn a_held_body_leaves_a_hole_where_its_stored_text_goes() {
+    let journal = Journal::new(MemoryStore::new(), "n");
+    let r = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(12)))
+        .unwrap()
+        .record()
+        .clone();
+    let texts = [
+        r#"{"note":"\"quoted\" \\back\\ é 😀 \u2028 </script>","price":0.30000000000000004}"#
+            .to_owned(),
+        format!(
+            r#"{{"items":[{}]}}"#,
+            vec![r#"{"a":"\"x\""}"#; 5_000].join(",")
+        ),
+    ];
+    for text in texts {
+        let value = crate::core::protocol::json_text::read_json_text(&text, 64)
+            .unwrap()
+            .fill(&[0.30000000000000004]);
+        for held in [true, false] {
+            let mut r = r.clone();
+            let h: Option<Box<dyn std::any::Any>> =
+                held.then(|| Box::new(()) as Box<dyn std::any::Any>);
+            r.command.body = Body::from_caller(value.clone(), text.clone(), Vec::new(), h);
+            let whole = r.stored_text(float_text);
+            let parts = r.stored_parts(float_text);
+            assert_eq!(parts.whole(), whole, "held: {held}");
+            match &parts.hole {
+                Some((at, body)) => {
+                    assert!(held);
+                    assert!(
+                        parts.text[..*at].ends_with(",\"body\":"),
+                        "{}",
+                        &parts.text[..*at]
+                    );
+                    assert!(parts.text[*at..].starts_with(",\"create\":"));
+                    assert!(
+                        !parts.text.contains("items") && !parts.text.contains("note"),
+                        "none of it written"
+                    );
+                    assert_eq!(body, &r.command.body);
+                }
+                None => {
+                    assert!(!held);
+                    assert_eq!(parts.text, whole);
+                }
+            }
+            // Read back as any record is: the same record.
+            assert_eq!(
+                decode_json_text(&whole).unwrap().command.body,
+                Body::from_text(text.clone())
+            );
+        }
+    }
+}

@@ -62,7 +62,14 @@ export function openStore(kv, builtin, immediate, timeoutMs) {
     // A compare-and-swap write: `true`, or the revision found when it is not
     // `expected` (null: absent). Without compareAndSet: read, compare, write
     // (the Web Lock around each intent keeps one writer across tabs).
-    async put(key, text, expected, flush) {
+    // `body`: an intent record's large body, its text as the caller gave it,
+    // to go between `text` and `after` (its `command.body`, a string): put
+    // into the object IndexedDB keeps, or written in as a JSON string.
+    async put(key, text, expected, flush, after, body) {
+      if (body !== undefined) {
+        if (builtin && !immediate) (text = JSON.parse(`${text}0${after}`)).command.body = body;
+        else text = text + JSON.stringify(body) + after;
+      }
       if (m.compareAndSet) {
         if (await call("compareAndSet", key, expected, text, flush) === true) return true;
       } else {
