@@ -199,11 +199,11 @@ impl Engine {
             stage: PersonStage::Finding,
         });
         let me = self.new_id();
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask { call, kind }))),
-        ));
+        );
         self.find(me, intent, true);
         self.run();
     }
@@ -219,11 +219,11 @@ impl Engine {
             record: None,
             withdrawn: Vec::new(),
         });
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask { call, kind }))),
-        ));
+        );
         if scope {
             self.list(me, Some(target));
         } else {
@@ -249,14 +249,14 @@ impl Engine {
             Read::Prune => super::store::Keep::Prunable,
             _ => super::store::Keep::All,
         };
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask {
                 call,
                 kind: Kind::Read(read),
             }))),
-        ));
+        );
         match id {
             Some(id) if aside => self.set_aside(me, &id),
             Some(id) => self.find(me, &id, true),
@@ -292,11 +292,11 @@ impl Engine {
         };
         let me = self.new_id();
         let kind = Kind::Downstream(Box::new(d));
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask { call, kind }))),
-        ));
+        );
         self.find(me, intent, true);
         self.run();
     }
@@ -336,11 +336,11 @@ impl Engine {
             report: super::io::SignOutReport::default(),
         }));
         let me = self.new_id();
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask { call, kind }))),
-        ));
+        );
         if adopt {
             self.list_unowned(me);
         } else {
@@ -404,14 +404,14 @@ impl Engine {
             return;
         }
         let me = self.new_id();
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask {
                 call: 0,
                 kind: Kind::Advance,
             }))),
-        ));
+        );
         self.list(me, Some(&scope));
     }
 
@@ -830,7 +830,11 @@ impl Engine {
             }
             // Its turn came: the drive reads its record again under its lock.
             (TurnStage::Waiting, Wake::Poke(true)) => self.turn_over(me, call, s, false),
-            (TurnStage::Waiting, Wake::Timer | Wake::Poke(_)) => self.turn_look(me, call, s, turn),
+            (TurnStage::Waiting, Wake::Timer | Wake::Poke(_)) => {
+                // Woken early (a poke), its poll's timer goes: it lists now.
+                self.untime(me);
+                self.turn_look(me, call, s, turn)
+            }
             (_, Wake::Poke(_)) => {
                 turn.poked = true;
                 s.stage = SendStage::Turn(turn);
@@ -927,11 +931,11 @@ impl Engine {
             index,
             stage: OneStage::Locking,
         });
-        self.tasks.push((
+        self.add(
             me,
             Some(parent),
             Some(Task::Call(Box::new(CallTask { call: 0, kind }))),
-        ));
+        );
     }
 
     fn step_resume(
@@ -1107,14 +1111,14 @@ impl Engine {
     /// escalated intents, asked about together.
     pub(super) fn look_for_escalated(&mut self) {
         let me = self.new_id();
-        self.tasks.push((
+        self.add(
             me,
             None,
             Some(Task::Call(Box::new(CallTask {
                 call: 0,
                 kind: Kind::Escalated,
             }))),
-        ));
+        );
         self.list(me, None);
     }
 
@@ -1354,7 +1358,10 @@ impl Engine {
                 Err(e) => self.withdraw_failed(call, journal_failure(e)),
             },
             Child::Wrote(written) => {
-                let mut record = w.record.take()?;
+                let Some(mut record) = w.record.take() else {
+                    self.unasked(&Wake::Child(Child::Wrote(written)), "withdraw");
+                    return None;
+                };
                 match written {
                     Ok(revision) => {
                         record.set_revision(revision);
@@ -1382,7 +1389,10 @@ impl Engine {
                     Err(e) => self.withdraw_failed(call, journal_failure(e.into())),
                 }
             }
-            _ => None,
+            child => {
+                self.unasked(&Wake::Child(child), "withdraw");
+                None
+            }
         }
     }
 
@@ -1628,7 +1638,10 @@ impl Engine {
             }
             (Read::Removing(_, n), Child::Removed(Ok(()))) => Reply::Count(*n),
             (Read::SetAside(_), Child::Removed(Ok(()))) => Reply::Count(1),
-            _ => return None,
+            (_, child) => {
+                self.unasked(&Wake::Child(child), "a read");
+                return None;
+            }
         };
         self.settle(call, reply);
         Some(Child::Nothing)

@@ -108,7 +108,7 @@ impl Engine {
         locking: Locking,
     ) {
         let me = self.new_id();
-        self.tasks.push((me, Some(parent), None));
+        self.add(me, Some(parent), None);
         let (lock, phase, check_withdrawn) = match locking {
             Locking::Held(op) => (Lock::Held(op), Phase::Running, false),
             Locking::Ask => {
@@ -178,6 +178,7 @@ impl Engine {
             // The lock's answer, in whatever phase it comes.
             (phase, Wake::Op(Done::Locked(locked))) => {
                 let Lock::Asked(op) = d.lock else {
+                    self.unasked(&Wake::Op(Done::Locked(locked)), "a drive's lock");
                     d.phase = phase;
                     return Next::Keep(Task::Drive(d));
                 };
@@ -270,7 +271,8 @@ impl Engine {
                         };
                         d.machine.handle_transport_error(now, n, error)
                     }
-                    _ => {
+                    done => {
+                        self.unasked(&Wake::Op(done), "a drive's send");
                         d.phase = Phase::Sending { n, deadline, url };
                         return Next::Keep(Task::Drive(d));
                     }
@@ -309,7 +311,8 @@ impl Engine {
                 };
                 self.drive_over(d, outcome)
             }
-            (phase, _) => {
+            (phase, wake) => {
+                self.unasked(&wake, "a drive");
                 d.phase = phase;
                 Next::Keep(Task::Drive(d))
             }
@@ -545,7 +548,7 @@ impl Engine {
         // Each ended drive's place is taken by the last task: looked at next.
         let mut i = 0;
         while i < self.tasks.len() {
-            let (id, parent, task) = &mut self.tasks[i];
+            let super::Slot { id, parent, task } = &mut self.tasks[i];
             let (id, parent) = (*id, *parent);
             let Some(Task::Drive(d)) = task.take_if(|t| matches!(t, Task::Drive(_))) else {
                 i += 1;

@@ -64,7 +64,7 @@ impl Engine {
             ConfirmWith::Gateway => (LookTask::Headers(look), None),
         };
         let id = self.new_id();
-        self.tasks.push((id, None, None));
+        self.add(id, None, None);
         match ask {
             Some(ask) => {
                 self.op(id, ask);
@@ -127,7 +127,10 @@ impl Engine {
                 (look, answer)
             }
             (LookTask::Callback(look), Done::Looked(answer)) => (look, answer),
-            (task, _) => return Next::Keep(Task::Look(task)),
+            (task, done) => {
+                self.unasked(&Wake::Op(done), "a look");
+                return Next::Keep(Task::Look(task));
+            }
         };
         self.probe.handle_look(self.now, look.id, answer);
         Next::Done(Child::Nothing)

@@ -188,10 +188,9 @@ pub struct Engine {
     /// Operations in flight and the tasks their answers wake. Found by id,
     /// in no order: an ended one's place takes the last one (no move of
     /// the rest, hundreds in a burst).
-    ops: Vec<(OpId, TaskId)>,
-    /// Live tasks: id, parent, state (taken out while it steps); found by
-    /// id, in no order, as `ops`.
-    tasks: Vec<(TaskId, Option<TaskId>, Option<Task>)>,
+    ops: Vec<InFlight>,
+    /// Live tasks, found by id, in no order, as `ops`.
+    tasks: Vec<Slot>,
     /// Wakes not yet delivered (never delivered inside another step).
     wakes: VecDeque<(TaskId, Wake)>,
     timers: Vec<(i64, TaskId)>,
@@ -218,6 +217,20 @@ pub struct Engine {
     /// The count paths whose answers to the `filter` shape were checked
     /// (a requestId never used counted 0): trusted from then on.
     shape_checked: Vec<String>,
+}
+
+/// A live task: its parent (woken with its result) and its state (taken
+/// out while it steps).
+struct Slot {
+    id: TaskId,
+    parent: Option<TaskId>,
+    task: Option<Task>,
+}
+
+/// An operation in flight, and the task its answer wakes.
+struct InFlight {
+    op: OpId,
+    task: TaskId,
 }
 
 impl std::fmt::Debug for Engine {
@@ -319,9 +332,13 @@ impl Engine {
     /// the executor names as handled, so that an intent whose handling
     /// stops the module can be set aside ([`Read::SetAside`]).
     pub fn intent_of(&self, op: OpId) -> Option<&str> {
-        let mut task = self.ops.get(index(&self.ops, op, |o| o.0)?)?.1;
+        let mut task = self.ops.get(index(&self.ops, op, |o| o.op)?)?.task;
         loop {
-            let (_, parent, state) = &self.tasks[index(&self.tasks, task, |t| t.0)?];
+            let Slot {
+                parent,
+                task: state,
+                ..
+            } = &self.tasks[index(&self.tasks, task, |t| t.id)?];
             let id = match state {
                 Some(Task::Drive(d)) => Some(d.intent_id()),
                 Some(Task::Call(c)) => c.intent_id(),
@@ -352,12 +369,12 @@ impl Engine {
                 };
                 self.probe.handle_lock(now, granted);
             }
-        } else if let Some(i) = index(&self.ops, op, |o| o.0) {
+        } else if let Some(i) = index(&self.ops, op, |o| o.op) {
             // A stream's elements, a listing's parts, keep its op open until it ends.
             let task = if matches!(done, Done::Element(_) | Done::ListedPart(_)) {
-                self.ops[i].1
+                self.ops[i].task
             } else {
-                self.ops.swap_remove(i).1
+                self.ops.swap_remove(i).task
             };
             self.wakes.push_back((task, Wake::Op(done)));
         }
@@ -477,7 +494,7 @@ impl Engine {
     /// Asks the executor to do `what` for task `task`; the answer wakes it.
     fn op(&mut self, task: TaskId, what: Do) -> OpId {
         let op = self.new_op();
-        self.ops.push((op, task));
+        self.ops.push(InFlight { op, task });
         self.io.push_back(Io { op, what });
         op
     }
@@ -487,17 +504,23 @@ impl Engine {
         self.io.push_back(Io { op: 0, what });
     }
 
+    /// Puts task `id` (made by [`Engine::new_id`]) in the table, under
+    /// `parent`: the one task table every kind of task lives in.
+    fn add(&mut self, id: TaskId, parent: Option<TaskId>, task: Option<Task>) {
+        self.tasks.push(Slot { id, parent, task });
+    }
+
     /// A new task under `parent` (its result wakes the parent); started by its first op.
     fn child(&mut self, parent: TaskId, task: Task) -> TaskId {
         let id = self.new_id();
-        self.tasks.push((id, Some(parent), Some(task)));
+        self.add(id, Some(parent), Some(task));
         id
     }
 
     /// A new task, woken at once with [`Wake::Start`].
     fn spawn(&mut self, parent: Option<TaskId>, task: Task) -> TaskId {
         let id = self.new_id();
-        self.tasks.push((id, parent, Some(task)));
+        self.add(id, parent, Some(task));
         self.wakes.push_back((id, Wake::Start));
         id
     }
@@ -557,12 +580,12 @@ impl Engine {
             let Some((id, wake)) = self.wakes.pop_front() else {
                 break;
             };
-            let Some(i) = index(&self.tasks, id, |t| t.0) else {
+            let Some(i) = index(&self.tasks, id, |t| t.id) else {
                 continue;
             };
             let slot = &mut self.tasks[i];
-            let parent = slot.1;
-            let Some(task) = slot.2.take() else {
+            let parent = slot.parent;
+            let Some(task) = slot.task.take() else {
                 continue;
             };
             let next = match task {
@@ -581,12 +604,12 @@ impl Engine {
     fn place(&mut self, id: TaskId, parent: Option<TaskId>, next: Next) {
         match next {
             Next::Keep(task) => {
-                if let Some(i) = index(&self.tasks, id, |t| t.0) {
-                    self.tasks[i].2 = Some(task);
+                if let Some(i) = index(&self.tasks, id, |t| t.id) {
+                    self.tasks[i].task = Some(task);
                 }
             }
             Next::Done(child) => {
-                if let Some(i) = index(&self.tasks, id, |t| t.0) {
+                if let Some(i) = index(&self.tasks, id, |t| t.id) {
                     self.tasks.swap_remove(i);
                 }
                 self.untime(id);

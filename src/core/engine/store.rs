@@ -311,7 +311,10 @@ impl Engine {
             }
             (StoreTask::List(list), done) => self.step_list(me, list, done),
             (StoreTask::Remove, Done::Removed(r)) => Next::Done(Child::Removed(r)),
-            (task, _) => Next::Keep(super::Task::Store(task)),
+            (task, done) => {
+                self.unasked(&Wake::Op(done), "storage");
+                Next::Keep(super::Task::Store(task))
+            }
         }
     }
 

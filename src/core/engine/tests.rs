@@ -1096,7 +1096,7 @@ fn a_wake_no_state_asked_for_fails_the_test() {
     let now = w.now;
     w.tabs[0].engine.read(now, 1, Read::Quarantined);
     let engine = &mut w.tabs[0].engine;
-    let task = engine.tasks.last().expect("the read's task").0;
+    let task = engine.tasks.last().expect("the read's task").id;
     engine.wakes.push_back((task, Wake::Timer));
     engine.run();
 }
