@@ -476,7 +476,7 @@ impl Executor {
             self.engine.borrow_mut().handle_timeout(now);
         } else if tag == ANNOUNCED {
             match answers::announced(&plain(value)) {
-                Some((id, state)) => self.engine.borrow_mut().handle_announced(now, &id, &state),
+                Some((id, state)) => self.engine.borrow_mut().handle_announced(now, &id, state),
                 None => self.engine.borrow_mut().drop_message(),
             }
         } else if tag == HEARD {

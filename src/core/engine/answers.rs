@@ -4,6 +4,7 @@
 //! it. What JSON cannot carry reaches here as a value of no kind that is
 //! asked for (the executor's choice), so it answers as a wrong shape does.
 
+use crate::core::journal::IntentState;
 use crate::core::machine::{Availability, ConfirmAnswer, LookAnswer, Said};
 use crate::core::protocol::JsonValue;
 
@@ -82,9 +83,11 @@ pub fn headers(value: &JsonValue) -> Result<Vec<(String, String)>, String> {
     }
 }
 
-/// An announcement another tab made: the intent and its state.
-pub fn announced(message: &JsonValue) -> Option<(String, String)> {
-    Some((text(message, "intentId")?, text(message, "state")?))
+/// An announcement another tab made: the intent and its state (`None`:
+/// one this build does not know, as a newer build's).
+pub fn announced(message: &JsonValue) -> Option<(String, Option<IntentState>)> {
+    let state = text(message, "state")?;
+    Some((text(message, "intentId")?, IntentState::of_name(&state)))
 }
 
 /// Another tab's word on history (the probe's channel): whose history
@@ -184,9 +187,14 @@ mod tests {
 
     #[test]
     fn another_tab_is_heard_on_intents_and_on_history() {
+        // A state this build does not know (a newer build's) is heard as unsettled.
         assert_eq!(
             announced(&json(r#"{"version":1,"intentId":"i","state":"sent"}"#)),
-            Some(("i".into(), "sent".into()))
+            Some(("i".into(), None))
+        );
+        assert_eq!(
+            announced(&json(r#"{"version":1,"intentId":"i","state":"withdrawn"}"#)),
+            Some(("i".into(), Some(IntentState::Withdrawn)))
         );
         assert_eq!(announced(&json(r#"{"intentId":"i"}"#)), None);
         assert_eq!(

@@ -62,7 +62,7 @@ enum Kind {
     ResumeOne(ResumeOne),
     Person(Person),
     Withdraw(Withdraw),
-    Read(Read),
+    Read(Reading),
     Advance,
     Escalated,
     Downstream(Box<Downstream>),
@@ -168,7 +168,7 @@ impl Engine {
     /// `confirm(intent)`: asks history about one intent now and records the
     /// answer; never sends it.
     pub fn confirm(&mut self, now: i64, call: CallId, intent: &str, watched: bool) {
-        self.start_person(now, call, intent, None, watched);
+        self.start_person(now, call, intent, PersonAsks::Confirm, watched);
     }
 
     /// `retry(intent, { expectedVersion })`: a conflict re-decided by the caller.
@@ -180,7 +180,7 @@ impl Engine {
         expected: Option<i64>,
         watched: bool,
     ) {
-        self.start_person(now, call, intent, Some(expected), watched);
+        self.start_person(now, call, intent, PersonAsks::Retry(expected), watched);
     }
 
     fn start_person(
@@ -188,13 +188,13 @@ impl Engine {
         now: i64,
         call: CallId,
         intent: &str,
-        retry: Option<Option<i64>>,
+        asked: PersonAsks,
         watched: bool,
     ) {
         self.now = now;
         self.watch(call, watched);
         let kind = Kind::Person(Person {
-            retry,
+            asked,
             intent: intent.to_owned(),
             stage: PersonStage::Finding,
         });
@@ -254,7 +254,11 @@ impl Engine {
             None,
             Some(Task::Call(Box::new(CallTask {
                 call,
-                kind: Kind::Read(read),
+                kind: Kind::Read(Reading {
+                    read,
+                    left: Vec::new(),
+                    removed: 0,
+                }),
             }))),
         );
         match id {
@@ -1177,10 +1181,18 @@ enum OneStage {
 
 #[derive(Debug)]
 struct Person {
-    /// `retry`'s expected version (`None`: `confirm`).
-    retry: Option<Option<i64>>,
+    asked: PersonAsks,
     intent: String,
     stage: PersonStage,
+}
+
+/// What a person asked of one intent.
+#[derive(Clone, Copy, Debug)]
+enum PersonAsks {
+    /// `confirm`: history's word on it now.
+    Confirm,
+    /// `retry`: a conflict re-decided, at this expected version (`None`: any).
+    Retry(Option<i64>),
 }
 
 #[derive(Debug)]
@@ -1205,10 +1217,10 @@ impl Engine {
         };
         match (stage, wake) {
             (PersonStage::Finding, Wake::Child(Child::Record(found))) => {
-                let record = match (unseen_if_theirs(found), p.retry) {
+                let record = match (unseen_if_theirs(found), p.asked) {
                     (Ok(Some(r)), _) => r,
-                    (Ok(None), None) => return failed(self, no_intent(&p.intent)),
-                    (Ok(None), Some(_)) => {
+                    (Ok(None), PersonAsks::Confirm) => return failed(self, no_intent(&p.intent)),
+                    (Ok(None), PersonAsks::Retry(_)) => {
                         return failed(
                             self,
                             journal_failure(StoreError::Conflict { current: None }.into()),
@@ -1216,8 +1228,8 @@ impl Engine {
                     }
                     (Err(e), _) => return failed(self, journal_failure(e)),
                 };
-                match p.retry {
-                    None => {
+                match p.asked {
+                    PersonAsks::Confirm => {
                         if matches!(record.state, IntentState::Pending | IntentState::Queued) {
                             // Persisted, never sent: nothing can have been appended.
                             let mut outcome = Outcome::from_record(&record);
@@ -1238,7 +1250,7 @@ impl Engine {
                         self.drive(me, call, false, record, config, Locking::Ask);
                         None
                     }
-                    Some(expected) => match redecided(record, expected) {
+                    PersonAsks::Retry(expected) => match redecided(record, expected) {
                         Ok(mut record) => {
                             record.updated_at = self.now;
                             self.write(me, &record);
@@ -1599,21 +1611,35 @@ pub enum Read {
     Prune,
     /// `connect`'s look: the store answers.
     Connect,
-    /// Prune removing these ids (what is left of them), this many in all:
-    /// [`PRUNE_BATCH`] at a time, each batch a removal (and a task) of its own.
-    Removing(Vec<String>, u32),
     /// Sets an intent aside, as an unreadable record is (quarantine): no
     /// tab drives it again (its handling stopped the module twice).
     SetAside(String),
 }
 
+/// A read in progress: `prune()` removes what it found ([`Reading::left`])
+/// [`PRUNE_BATCH`] at a time, each batch a removal (and a task) of its own.
+#[derive(Debug)]
+struct Reading {
+    read: Read,
+    /// The ids prune has still to remove.
+    left: Vec<String>,
+    /// How many prune removes in all.
+    removed: u32,
+}
+
 impl Engine {
-    fn step_read(&mut self, me: TaskId, call: CallId, r: &mut Read, wake: Wake) -> Option<Child> {
+    fn step_read(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        r: &mut Reading,
+        wake: Wake,
+    ) -> Option<Child> {
         let Wake::Child(child) = wake else {
             self.unasked(&wake, "a call's child");
             return None;
         };
-        let reply = match (&*r, child) {
+        let reply = match (&r.read, child) {
             (Read::Intent(_), Child::Record(found)) => match unseen_if_theirs(found) {
                 Ok(r) => Reply::Record(r.map(Box::new)),
                 Err(e) => Reply::Failed(Box::new(journal_failure(e))),
@@ -1629,14 +1655,14 @@ impl Engine {
                     .into_iter()
                     .map(str::to_owned)
                     .collect();
-                let n = ids.len() as u32;
-                *r = Read::Removing(ids, n);
+                r.removed = ids.len() as u32;
+                r.left = ids;
                 return self.prune_next(me, r);
             }
-            (Read::Removing(left, _), Child::Removed(Ok(()))) if !left.is_empty() => {
+            (Read::Prune, Child::Removed(Ok(()))) if !r.left.is_empty() => {
                 return self.prune_next(me, r)
             }
-            (Read::Removing(_, n), Child::Removed(Ok(()))) => Reply::Count(*n),
+            (Read::Prune, Child::Removed(Ok(()))) => Reply::Count(r.removed),
             (Read::SetAside(_), Child::Removed(Ok(()))) => Reply::Count(1),
             (_, child) => {
                 self.unasked(&Wake::Child(child), "a read");
@@ -1654,12 +1680,10 @@ pub const PRUNE_BATCH: usize = 500;
 
 impl Engine {
     /// Removes the next batch of what prune removes.
-    fn prune_next(&mut self, me: TaskId, r: &mut Read) -> Option<Child> {
-        if let Read::Removing(left, _) = r {
-            let batch: Vec<String> = left.drain(..left.len().min(PRUNE_BATCH)).collect();
-            let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-            self.remove(me, &refs);
-        }
+    fn prune_next(&mut self, me: TaskId, r: &mut Reading) -> Option<Child> {
+        let batch: Vec<String> = r.left.drain(..r.left.len().min(PRUNE_BATCH)).collect();
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        self.remove(me, &refs);
         None
     }
 }

@@ -17,7 +17,7 @@
 //!     //   poll_timeout() reached       → handle_timeout(now)
 //!     //   the runtime is online again  → handle_online(now)
 //!     //   the page is visible again    → handle_visible(now)
-//!     //   an intent's announcement     → handle_announced(now, intent_id, state)
+//!     //   an intent's announcement     → handle_announced(now, intent_id, Option<IntentState>)
 //!     //   the probe's word from a tab  → handle_heard(now, source, from, availability)
 //!     //   a caller's signal aborted    → caller_left(now, call)
 //! }
@@ -46,7 +46,7 @@ pub use io::{
 };
 
 use crate::core::journal::{
-    IntentRecord, JournalError, Listing, RandomSource, RequestIdPolicy, StoreError,
+    IntentRecord, IntentState, JournalError, Listing, RandomSource, RequestIdPolicy, StoreError,
 };
 use crate::core::machine::probe::TimeText;
 use crate::core::machine::{
@@ -417,15 +417,15 @@ impl Engine {
     }
 
     /// An intent of the namespace was announced (by anyone) in `state`
-    /// (its wire name): queued callers waiting for it look at their scope
-    /// again.
+    /// (`None`: a state this build does not know): queued callers waiting
+    /// for it look at their scope again.
     ///
     /// What another tab says is a hint, never a fact: a caller woken by it
     /// reads its scope again before it sends (a forged "the one before you
     /// succeeded" sends nothing out of turn).
-    pub fn handle_announced(&mut self, now: i64, intent_id: &str, state: &str) {
+    pub fn handle_announced(&mut self, now: i64, intent_id: &str, state: Option<IntentState>) {
         self.now = now;
-        let settled = matches!(state, "succeeded" | "rejected" | "conflict" | "withdrawn");
+        let settled = state.is_some_and(IntentState::is_settled);
         self.hear(intent_id, settled, false);
         self.run();
     }

@@ -505,9 +505,11 @@ impl World {
                 let state = v["state"].as_str().unwrap().to_owned();
                 for other in 0..self.tabs.len() {
                     if other != t && !self.tabs[other].closed {
-                        self.tabs[other]
-                            .engine
-                            .handle_announced(self.now, &id, &state);
+                        self.tabs[other].engine.handle_announced(
+                            self.now,
+                            &id,
+                            IntentState::of_name(&state),
+                        );
                     }
                 }
             }

@@ -739,6 +739,13 @@ impl IntentState {
     }
 }
 
+impl IntentState {
+    /// The state a wire name stands for; `None` for one this build does not know.
+    pub fn of_name(name: &str) -> Option<IntentState> {
+        IntentState::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
 impl ToJson for IntentState {
     fn write_json(&self, out: &mut JsonOut) {
         self.as_str().write_json(out)
@@ -747,11 +754,7 @@ impl ToJson for IntentState {
 
 impl FromJson for IntentState {
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let name = read_name(&value)?;
-        IntentState::ALL
-            .into_iter()
-            .find(|s| s.as_str() == name)
-            .ok_or(UNKNOWN_NAME)
+        IntentState::of_name(read_name(&value)?).ok_or(UNKNOWN_NAME)
     }
 }
 
