@@ -372,8 +372,6 @@ impl Engine {
                         self.tell(Do::Emit(d.emit_to, *element));
                     }
                 }
-                // The fetch was aborted by its deadline already.
-                Action::Abort { .. } | Action::Escalate(_) => {}
                 Action::Done(outcome) => {
                     self.event("outcome", d.machine.record(), Detail::None);
                     return self.drive_ended(me, d, *outcome);

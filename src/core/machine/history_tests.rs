@@ -765,7 +765,7 @@ mod with_machines {
                                 asking.insert(t, i);
                             }
                             Action::Done(o) => outcomes[i] = Some(*o),
-                            Action::Emit(_) | Action::Abort { .. } | Action::Escalate(_) => {}
+                            Action::Emit(_) => {}
                         }
                     }
                 }

@@ -122,12 +122,6 @@ pub enum Action {
         /// The attempt number.
         attempt: u32,
     },
-    /// Stop waiting for attempt `attempt` (abort the fetch). It ends only the
-    /// local wait; the server may still process the command.
-    Abort {
-        /// The attempt number.
-        attempt: u32,
-    },
     /// Ask the history; answer with `handle_confirm`. `need_facts`: the
     /// appended stream's version and commandId are wanted (a list query
     /// rather than a count).
@@ -140,8 +134,6 @@ pub enum Action {
     /// A stream element, as soon as it arrived, for the caller (error
     /// events included, as failed elements).
     Emit(Box<StreamElement>),
-    /// The intent needs a person or an operations path.
-    Escalate(String),
     /// The drive is over.
     Done(Box<Outcome>),
 }
@@ -265,7 +257,6 @@ pub struct IntentMachine {
     failed: Failed,
     /// Attempts sent in this drive (the budget is per drive).
     sent_this_drive: u32,
-    cancel_requested: bool,
     outcome: Option<Outcome>,
     /// The last answer that was not about this intent, and why: said in the
     /// final outcome's reason.
@@ -287,7 +278,6 @@ impl IntentMachine {
             actions: VecDeque::new(),
             failed: Failed::default(),
             sent_this_drive: 0,
-            cancel_requested: false,
             outcome: None,
             misrouted: None,
             wait_end: None,
@@ -360,33 +350,6 @@ impl IntentMachine {
         }
     }
 
-    /// The caller gave up waiting: the local wait ends, the intent stays
-    /// unknown and persisted for a later confirmation (`confirm`/`resume`).
-    pub fn cancel(&mut self, now: i64) {
-        match &self.phase {
-            Phase::Finished => return,
-            Phase::Persisting(_) => {
-                self.cancel_requested = true;
-                return;
-            }
-            Phase::InFlight(f) => {
-                self.actions.push_back(Action::Abort { attempt: f.attempt });
-                self.wait_end = Some(WaitEnd::Cancelled);
-                self.end_attempt(now, AttemptOutcome::Unknown("Cancelled".into()));
-            }
-            _ => {}
-        }
-        self.failed = Failed::message(
-            ErrorCode::Other("Cancelled".into()),
-            "cancelled by the caller",
-        );
-        self.settle(
-            now,
-            self.outcome_with(Status::Unknown, None)
-                .because("cancelled by the caller; the server may still process it"),
-        );
-    }
-
     /// The caller stopped waiting (its signal aborted) and the drive goes on
     /// without it: the current attempt, and any after it in this drive,
     /// record `cancelled` as what ended the caller's wait. Nothing else changes.
@@ -441,11 +404,6 @@ impl IntentMachine {
         match result {
             Ok(revision) => {
                 self.record.set_revision(revision);
-                if self.cancel_requested && !matches!(then, Then::Finish(_)) {
-                    self.cancel_requested = false;
-                    self.phase = Phase::Idle;
-                    return self.cancel(now);
-                }
                 match then {
                     Then::Send => self.send(now),
                     Then::Confirm(why) => self.confirm(why, 0),
@@ -725,7 +683,6 @@ impl IntentMachine {
 
     /// Ends the drive escalated: the intent waits on history (the probe).
     fn escalate(&mut self, now: i64, reason: String) {
-        self.actions.push_back(Action::Escalate(reason.clone()));
         self.settle(
             now,
             self.outcome_with(Status::Escalated, None).because(&reason),
@@ -736,9 +693,6 @@ impl IntentMachine {
     pub fn handle_timeout(&mut self, now: i64) {
         match self.phase.clone() {
             Phase::InFlight(flight) if now >= flight.deadline => {
-                self.actions.push_back(Action::Abort {
-                    attempt: flight.attempt,
-                });
                 self.wait_end = Some(WaitEnd::Timeout);
                 let verdict = if self.config.stream {
                     self.judge_stream(&flight, false, CALLER_TIMEOUT)

@@ -184,9 +184,8 @@ fn a_timeout_confirms_and_an_appended_intent_is_never_resent() {
     assert_eq!(deadline, T0 + 30_000);
     m.handle_timeout(deadline);
     let actions = drain(&mut m, deadline);
-    assert_eq!(actions[0], Action::Abort { attempt: 1 });
     assert_eq!(
-        actions[1],
+        actions[0],
         Action::Confirm {
             query: r.confirm_query(),
             need_facts: false
@@ -298,7 +297,7 @@ fn an_unavailable_history_escalates_after_bounded_queries() {
     }
     m.handle_confirm(now, ConfirmAnswer::Unavailable("503".into()));
     let actions = drain(&mut m, now);
-    assert!(matches!(actions[0], Action::Escalate(_)));
+    assert!(matches!(actions[..], [Action::Done(_)]), "{actions:?}");
     let o = done(&actions);
     assert_eq!((o.status, o.appended), (Status::Escalated, None));
     assert_eq!(m.record().state, IntentState::Escalated);
@@ -660,18 +659,6 @@ fn resuming_a_record_left_sending_confirms_first() {
     assert_eq!(done(&drain(&mut m, T0)).status, Status::Succeeded);
 }
 
-#[test]
-fn cancel_ends_the_local_wait_and_leaves_the_intent_unknown() {
-    let (mut m, _) = started(CommandStage::Processed, false, MachineConfig::default());
-    drain(&mut m, T0);
-    m.cancel(T0 + 1);
-    let actions = drain(&mut m, T0 + 1);
-    assert_eq!(actions[0], Action::Abort { attempt: 1 });
-    let o = done(&actions);
-    assert_eq!((o.status, o.appended), (Status::Unknown, None));
-    assert_eq!(m.record().state, IntentState::Unknown);
-}
-
 #[cfg(not(target_arch = "wasm32"))]
 mod simulation {
     //! The machine against a model gateway under random faults. Invariants:
@@ -843,7 +830,6 @@ mod simulation {
                                 }
                             }
                         }
-                        Action::Abort { .. } | Action::Escalate(_) => {}
                         Action::Done(o) => outcome = Some(*o),
                     }
                 }
@@ -1326,7 +1312,7 @@ fn a_resend_accepted_at_sent_that_history_never_shows_escalates_and_is_not_sent_
             actions = drain(&mut m, now);
         }
     }
-    assert!(matches!(actions[0], Action::Escalate(_)), "{actions:?}");
+    assert!(matches!(actions[0], Action::Done(_)), "{actions:?}");
     assert!(!actions.iter().any(|a| matches!(a, Action::Send { .. })));
     let o = done(&actions);
     assert_eq!(
@@ -1369,7 +1355,7 @@ fn a_duplicate_history_does_not_show_is_sent_again_then_escalated() {
         let answer = json(400, ResponseBody::CommandResult(dup));
         m.handle_response(now, attempt, answer, None);
     });
-    assert!(matches!(actions[0], Action::Escalate(_)), "{actions:?}");
+    assert!(matches!(actions[0], Action::Done(_)), "{actions:?}");
     let outcome = done(&actions);
     assert_eq!(sends, 2, "the same requestId once more, then no more");
     assert_eq!(
