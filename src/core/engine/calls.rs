@@ -513,24 +513,9 @@ impl Engine {
                 self.begin(me, call, s)
             }
             (SendStage::Starting, Wake::Start) => self.begin(me, call, s),
-            (SendStage::Existing, Wake::Child(Child::Record(found))) => match found {
-                Ok(Some(existing)) => {
-                    let key = s.key.clone().unwrap_or_default();
-                    match replay(&key, existing, &s.fingerprint) {
-                        Ok(Begun::Settled(r)) if r.refused_before_the_bus() => {
-                            s.record = sent_again(r, s.record.scope.clone());
-                            self.place_or_write(me, call, s, true)
-                        }
-                        Ok(begun) => self.begun(me, call, s, begun),
-                        Err(e) => self.send_failed(me, call, s, journal_failure(e)),
-                    }
-                }
-                Ok(None) => match s.record.aggregate.check_id(s.record.command.create) {
-                    Ok(()) => self.place_or_write(me, call, s, false),
-                    Err(e) => self.send_failed(me, call, s, journal_failure(e)),
-                },
-                Err(e) => self.send_failed(me, call, s, journal_failure(e)),
-            },
+            (SendStage::Existing, Wake::Child(Child::Record(found))) => {
+                self.existing(me, call, s, found)
+            }
             (SendStage::Placing { resent }, Wake::Child(Child::Listing(listed))) => match listed {
                 Ok(listing) => {
                     if let Some(i) = self.line_at(s.record.scope.as_deref()) {
@@ -568,10 +553,40 @@ impl Engine {
                 self.settle(call, reply);
                 Some(Child::Nothing)
             }
-            (stage, _) => {
+            (stage, wake) => {
+                self.unasked(&wake, "a send");
                 s.stage = stage;
                 None
             }
+        }
+    }
+
+    /// What its key's record (or its id's) holds already: a replay, a
+    /// resend of one refused before the bus, or a new intent.
+    fn existing(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        s: &mut Send,
+        found: Result<Option<IntentRecord>, JournalError>,
+    ) -> Option<Child> {
+        match found {
+            Ok(Some(existing)) => {
+                let key = s.key.clone().unwrap_or_default();
+                match replay(&key, existing, &s.fingerprint) {
+                    Ok(Begun::Settled(r)) if r.refused_before_the_bus() => {
+                        s.record = sent_again(r, s.record.scope.clone());
+                        self.place_or_write(me, call, s, true)
+                    }
+                    Ok(begun) => self.begun(me, call, s, begun),
+                    Err(e) => self.send_failed(me, call, s, journal_failure(e)),
+                }
+            }
+            Ok(None) => match s.record.aggregate.check_id(s.record.command.create) {
+                Ok(()) => self.place_or_write(me, call, s, false),
+                Err(e) => self.send_failed(me, call, s, journal_failure(e)),
+            },
+            Err(e) => self.send_failed(me, call, s, journal_failure(e)),
         }
     }
 
@@ -1330,81 +1345,95 @@ impl Engine {
                 }
                 Err(e) => self.withdraw_failed(call, journal_failure(e.into())),
             },
-            Child::Record(found) => match unseen_if_theirs(found) {
-                Ok(Some(record)) if record.state == IntentState::Withdrawn => {
-                    if w.scope.is_some() {
-                        return self.withdraw_next(me, call, w);
-                    }
-                    self.announce(&record, record.revision);
-                    if let Some(scope) = record.scope.clone() {
-                        self.advance_scope(scope);
-                    }
-                    self.settle(
-                        call,
-                        Reply::Outcome(Box::new(Outcome::from_record(&record))),
-                    );
-                    Some(Child::Nothing)
-                }
-                Ok(Some(record)) => match withdrawal(record) {
-                    Ok(mut record) => {
-                        record.updated_at = self.now;
-                        self.write(me, &record);
-                        w.record = Some(Box::new(record));
-                        None
-                    }
-                    Err(JournalError::NotWithdrawable { .. }) if w.scope.is_some() => {
-                        self.withdraw_next(me, call, w)
-                    }
-                    Err(JournalError::NotWithdrawable { record }) => {
-                        let why = withdrawal_refused(&record);
-                        let mut outcome = Outcome::from_record(&record);
-                        let refused =
-                            failed_outcome("NotWithdrawable", &why, Status::Unknown, None);
-                        outcome.error = refused.error;
-                        self.withdraw_failed(call, outcome.because(&why))
-                    }
-                    Err(e) => self.withdraw_failed(call, journal_failure(e)),
-                },
-                Ok(None) if w.scope.is_some() => self.withdraw_next(me, call, w),
-                Ok(None) => self.withdraw_failed(call, no_intent(&w.target)),
-                Err(e) => self.withdraw_failed(call, journal_failure(e)),
-            },
-            Child::Wrote(written) => {
-                let Some(mut record) = w.record.take() else {
-                    self.unasked(&Wake::Child(Child::Wrote(written)), "withdraw");
-                    return None;
-                };
-                match written {
-                    Ok(revision) => {
-                        record.set_revision(revision);
-                        if w.scope.is_some() {
-                            w.withdrawn.push(*record);
-                            return self.withdraw_next(me, call, w);
-                        }
-                        self.announce(&record, revision);
-                        if let Some(scope) = record.scope.clone() {
-                            self.advance_scope(scope);
-                        }
-                        self.settle(
-                            call,
-                            Reply::Outcome(Box::new(Outcome::from_record(&record))),
-                        );
-                        Some(Child::Nothing)
-                    }
-                    // Changed meanwhile (its first attempt begun, or
-                    // withdrawn by another tab): decide again on what is stored now.
-                    Err(StoreError::Conflict { .. }) => {
-                        let target = record.intent_id.clone();
-                        self.find(me, &target, false);
-                        None
-                    }
-                    Err(e) => self.withdraw_failed(call, journal_failure(e.into())),
-                }
-            }
+            Child::Record(found) => self.withdraw_found(me, call, w, found),
+            Child::Wrote(written) => self.withdraw_written(me, call, w, written),
             child => {
                 self.unasked(&Wake::Child(child), "withdraw");
                 None
             }
+        }
+    }
+
+    /// The intent to withdraw, as stored now.
+    fn withdraw_found(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        w: &mut Withdraw,
+        found: Result<Option<IntentRecord>, JournalError>,
+    ) -> Option<Child> {
+        match unseen_if_theirs(found) {
+            Ok(Some(record)) if record.state == IntentState::Withdrawn => {
+                if w.scope.is_some() {
+                    return self.withdraw_next(me, call, w);
+                }
+                self.withdrawn(call, &record)
+            }
+            Ok(Some(record)) => match withdrawal(record) {
+                Ok(mut record) => {
+                    record.updated_at = self.now;
+                    self.write(me, &record);
+                    w.record = Some(Box::new(record));
+                    None
+                }
+                Err(JournalError::NotWithdrawable { .. }) if w.scope.is_some() => {
+                    self.withdraw_next(me, call, w)
+                }
+                Err(JournalError::NotWithdrawable { record }) => {
+                    let why = withdrawal_refused(&record);
+                    let mut outcome = Outcome::from_record(&record);
+                    let refused = failed_outcome("NotWithdrawable", &why, Status::Unknown, None);
+                    outcome.error = refused.error;
+                    self.withdraw_failed(call, outcome.because(&why))
+                }
+                Err(e) => self.withdraw_failed(call, journal_failure(e)),
+            },
+            Ok(None) if w.scope.is_some() => self.withdraw_next(me, call, w),
+            Ok(None) => self.withdraw_failed(call, no_intent(&w.target)),
+            Err(e) => self.withdraw_failed(call, journal_failure(e)),
+        }
+    }
+
+    /// One intent withdrawn (by this call or another tab): told, its scope's
+    /// next may go, and the caller hears it.
+    fn withdrawn(&mut self, call: CallId, record: &IntentRecord) -> Option<Child> {
+        self.announce(record, record.revision);
+        if let Some(scope) = record.scope.clone() {
+            self.advance_scope(scope);
+        }
+        self.settle(call, Reply::Outcome(Box::new(Outcome::from_record(record))));
+        Some(Child::Nothing)
+    }
+
+    /// The withdrawal's write answered.
+    fn withdraw_written(
+        &mut self,
+        me: TaskId,
+        call: CallId,
+        w: &mut Withdraw,
+        written: Result<u64, StoreError>,
+    ) -> Option<Child> {
+        let Some(mut record) = w.record.take() else {
+            self.unasked(&Wake::Child(Child::Wrote(written)), "withdraw");
+            return None;
+        };
+        match written {
+            Ok(revision) => {
+                record.set_revision(revision);
+                if w.scope.is_some() {
+                    w.withdrawn.push(*record);
+                    return self.withdraw_next(me, call, w);
+                }
+                self.withdrawn(call, &record)
+            }
+            // Changed meanwhile (its first attempt begun, or
+            // withdrawn by another tab): decide again on what is stored now.
+            Err(StoreError::Conflict { .. }) => {
+                let target = record.intent_id.clone();
+                self.find(me, &target, false);
+                None
+            }
+            Err(e) => self.withdraw_failed(call, journal_failure(e.into())),
         }
     }
 

@@ -176,30 +176,7 @@ impl Engine {
         let phase = std::mem::replace(&mut d.phase, Phase::Running);
         match (phase, wake) {
             // The lock's answer, in whatever phase it comes.
-            (phase, Wake::Op(Done::Locked(locked))) => {
-                let Lock::Asked(op) = d.lock else {
-                    self.unasked(&Wake::Op(Done::Locked(locked)), "a drive's lock");
-                    d.phase = phase;
-                    return Next::Keep(Task::Drive(d));
-                };
-                if locked == Locked::Busy {
-                    return Next::Done(Child::Drove(Box::new(busy(d.machine.record()))));
-                }
-                d.lock = Lock::Held((locked == Locked::Held).then_some(op));
-                match phase {
-                    Phase::Locking => {
-                        let id = d.machine.record().intent_id.clone();
-                        self.find(me, &id, false);
-                        d.phase = Phase::Fresh;
-                        Next::Keep(Task::Drive(d))
-                    }
-                    Phase::Collecting(action) => self.advance(me, d, Some(action)),
-                    phase => {
-                        d.phase = phase;
-                        Next::Keep(Task::Drive(d))
-                    }
-                }
-            }
+            (phase, Wake::Op(Done::Locked(locked))) => self.locked(me, d, phase, locked),
             (Phase::Fresh, Wake::Child(Child::Record(found))) => {
                 // Read again: an intent settled meanwhile is reported, not driven twice.
                 let record = match found {
@@ -230,54 +207,7 @@ impl Engine {
                 }
             },
             (Phase::Sending { n, deadline, url }, Wake::Op(done)) => {
-                self.note_left(&mut d);
-                match done {
-                    Done::Element(element) => {
-                        d.machine.handle_stream_element(n, element);
-                        while let Some(action) = d.machine.poll_action() {
-                            if let Action::Emit(e) = action {
-                                self.event("stage", d.machine.record(), Detail::None);
-                                if d.emit_to != 0 {
-                                    self.tell(Do::Emit(d.emit_to, *e));
-                                }
-                            }
-                        }
-                        d.phase = Phase::Sending { n, deadline, url };
-                        return Next::Keep(Task::Drive(d));
-                    }
-                    Done::StreamEnded { cut } => d.machine.handle_stream_end(now, n, cut),
-                    Done::Answered {
-                        status,
-                        error_code,
-                        retry_after,
-                        body,
-                    } => {
-                        let answer = requests::command_answer(status, error_code, body, &url);
-                        d.machine.handle_response(now, n, answer, retry_after)
-                    }
-                    Done::Failed(Failure::Aborted) => d.machine.handle_timeout(now.max(deadline)),
-                    Done::Failed(Failure::NeverSent(why)) => {
-                        // A failure names where it went: a wrong baseUrl was "Failed to fetch", nothing more.
-                        let why = text!(why, " (", url, ")");
-                        d.machine
-                            .handle_transport_error(now, n, TransportError::NeverSent(why))
-                    }
-                    Done::Failed(Failure::Lost(why)) => {
-                        let why = text!(why, " (", url, ")");
-                        let error = if self.online {
-                            TransportError::Lost(why)
-                        } else {
-                            TransportError::Offline(why)
-                        };
-                        d.machine.handle_transport_error(now, n, error)
-                    }
-                    done => {
-                        self.unasked(&Wake::Op(done), "a drive's send");
-                        d.phase = Phase::Sending { n, deadline, url };
-                        return Next::Keep(Task::Drive(d));
-                    }
-                }
-                self.attempt_ended(me, d)
+                self.answered(me, d, n, deadline, url, done)
             }
             (Phase::Confirming, Wake::Answer(answer)) => {
                 let said = match &answer {
@@ -317,6 +247,93 @@ impl Engine {
                 Next::Keep(Task::Drive(d))
             }
         }
+    }
+
+    /// The intent's lock answered (in whatever phase it comes).
+    fn locked(&mut self, me: TaskId, mut d: Box<DriveTask>, phase: Phase, locked: Locked) -> Next {
+        let Lock::Asked(op) = d.lock else {
+            self.unasked(&Wake::Op(Done::Locked(locked)), "a drive's lock");
+            d.phase = phase;
+            return Next::Keep(Task::Drive(d));
+        };
+        if locked == Locked::Busy {
+            return Next::Done(Child::Drove(Box::new(busy(d.machine.record()))));
+        }
+        d.lock = Lock::Held((locked == Locked::Held).then_some(op));
+        match phase {
+            Phase::Locking => {
+                let id = d.machine.record().intent_id.clone();
+                self.find(me, &id, false);
+                d.phase = Phase::Fresh;
+                Next::Keep(Task::Drive(d))
+            }
+            Phase::Collecting(action) => self.advance(me, d, Some(action)),
+            phase => {
+                d.phase = phase;
+                Next::Keep(Task::Drive(d))
+            }
+        }
+    }
+
+    /// Attempt `n`'s request answered (or one element of its stream came).
+    fn answered(
+        &mut self,
+        me: TaskId,
+        mut d: Box<DriveTask>,
+        n: u32,
+        deadline: i64,
+        url: String,
+        done: Done,
+    ) -> Next {
+        let now = self.now;
+        self.note_left(&mut d);
+        match done {
+            Done::Element(element) => {
+                d.machine.handle_stream_element(n, element);
+                while let Some(action) = d.machine.poll_action() {
+                    if let Action::Emit(e) = action {
+                        self.event("stage", d.machine.record(), Detail::None);
+                        if d.emit_to != 0 {
+                            self.tell(Do::Emit(d.emit_to, *e));
+                        }
+                    }
+                }
+                d.phase = Phase::Sending { n, deadline, url };
+                return Next::Keep(Task::Drive(d));
+            }
+            Done::StreamEnded { cut } => d.machine.handle_stream_end(now, n, cut),
+            Done::Answered {
+                status,
+                error_code,
+                retry_after,
+                body,
+            } => {
+                let answer = requests::command_answer(status, error_code, body, &url);
+                d.machine.handle_response(now, n, answer, retry_after)
+            }
+            Done::Failed(Failure::Aborted) => d.machine.handle_timeout(now.max(deadline)),
+            Done::Failed(Failure::NeverSent(why)) => {
+                // A failure names where it went: a wrong baseUrl was "Failed to fetch", nothing more.
+                let why = text!(why, " (", url, ")");
+                d.machine
+                    .handle_transport_error(now, n, TransportError::NeverSent(why))
+            }
+            Done::Failed(Failure::Lost(why)) => {
+                let why = text!(why, " (", url, ")");
+                let error = if self.online {
+                    TransportError::Lost(why)
+                } else {
+                    TransportError::Offline(why)
+                };
+                d.machine.handle_transport_error(now, n, error)
+            }
+            done => {
+                self.unasked(&Wake::Op(done), "a drive's send");
+                d.phase = Phase::Sending { n, deadline, url };
+                return Next::Keep(Task::Drive(d));
+            }
+        }
+        self.attempt_ended(me, d)
     }
 
     /// Performs the machine's actions (`first` before them) until one
