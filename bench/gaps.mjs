@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { launch, missing } from "../tests/support/engines.mjs";
 import { createAccount, startGateway } from "../tests/support/gateway.mjs";
 import { orderBody } from "./page/order.mjs";
+import { edgeRound } from "../tests/support/edge.mjs";
 
 const { values: args } = parseArgs({ options: { engines: { type: "string", default: "firefox,webkit" },
   rounds: { type: "string", default: "5" }, journal: { type: "string", default: "10000" },
@@ -19,12 +20,13 @@ const { values: args } = parseArgs({ options: { engines: { type: "string", defau
 const rounds = Number(args.rounds), n = Number(args.journal), bytes = Number(args.body), burst = Number(args.burst);
 const ops = [["connect", `connect on ${n} intents`], ["intents", "intents()"], ["quarantined", "quarantined()"],
   ["prune", "prune()"], ["body", `sendAndWait, ${Math.round(bytes / 1000)} KB body`],
-  ["bodyRaw", "  raw fetch + JSON.stringify, same body"], ["burst", `a burst of ${burst} send()`]];
+  ["bodyRaw", "  raw fetch + JSON.stringify, same body"], ["burst", `a burst of ${burst} send()`],
+  ["restart", "a restart after a trap"], ["connectLocal", "connect on localStorage, as many as fit"]];
 
 /** In the page: a client's journal of `n` copies of a real record, and `window.probe(op)`. */
 async function setUp(page, base, account) {
   await page.goto(`${base}/pkg/index.js`);
-  await page.evaluate(async ({ n, body, account, ns }) => {
+  return page.evaluate(async ({ n, body, account, ns, edge }) => {
     const { default: init, WowClient } = await import("/pkg/index.js");
     await init();
     const options = { user: null, baseUrl: location.origin, namespace: ns, timeoutMs: 30_000, storage: "indexedDB" };
@@ -47,6 +49,20 @@ async function setUp(page, base, account) {
     }
     await new Promise((resolve, reject) => { t.oncomplete = resolve; t.onerror = () => reject(t.error); });
     db.close();
+    // localStorage: as many copies as its quota takes, in a namespace of their own.
+    const local = `${ns}-ls`;
+    let stored = 0;
+    for (; stored < n; stored++) {
+      const intentId = `${template.intentId.slice(0, 24)}${String(stored).padStart(12, "0")}`;
+      try {
+        localStorage.setItem(`wow-intents/${local}/${intentId}`, JSON.stringify({ ...template, namespace: local, intentId,
+          requestId: intentId, createdAt: month + stored, updatedAt: month + stored, revision: 1 }));
+      } catch {
+        break;
+      }
+    }
+    // The caller's deep recursion (tests/support/edge.mjs), for the trap.
+    const edgeRound = (0, eval)(`(${edge})`);
     let client;
     const run = {
       connect: async () => { client = await WowClient.connect(options); },
@@ -60,6 +76,24 @@ async function setUp(page, base, account) {
         return r.json();
       },
       burst: (k) => Promise.all(Array.from({ length: k }, () => client.send(lock({ amount: 1 })))),
+      // Calls from the edge of the page's stack, a task a round, until one
+      // stops the module inside; then the next call, on the fresh instance.
+      restart: async () => {
+        let restarted = false;
+        const c = await WowClient.connect({ ...options, onRestart: () => { restarted = true; } });
+        const call = () => (c.send(lock({ amount: 1 })).catch(() => {}), 0);
+        for (let round = 0; round < 60 && !restarted; round++) {
+          edgeRound(call, round);
+          await new Promise((r) => setTimeout(r));
+        }
+        if (!restarted) throw new Error("restart: no call stopped the module");
+        await c.intents();
+        c.free();
+      },
+      connectLocal: async () => {
+        (await WowClient.connect({ ...options, storage: "localStorage", namespace: local })).free();
+        localStorage.clear();
+      },
     };
     window.probe = async (op, arg) => {
       let last = performance.now(), gap = 0, done = false;
@@ -79,7 +113,8 @@ async function setUp(page, base, account) {
       channel.port1.close();
       return { gap, wall };
     };
-  }, { n, body: orderBody(bytes), account, ns: `gaps-${Math.random().toString(36).slice(2, 10)}` });
+    return stored;
+  }, { n, body: orderBody(bytes), account, ns: `gaps-${Math.random().toString(36).slice(2, 10)}`, edge: String(edgeRound) });
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
@@ -96,7 +131,7 @@ try {
     try {
       for (let round = 0; round < rounds; round++) {
         const page = await browser.newPage();
-        await setUp(page, gateway.base, await createAccount(gateway.base, "gaps"));
+        figures.localStored = await setUp(page, gateway.base, await createAccount(gateway.base, "gaps"));
         for (const [op] of ops) figures[op].push(await page.evaluate(({ op, burst }) => window.probe(op, burst), { op, burst }));
         await page.close();
       }
@@ -105,8 +140,9 @@ try {
     }
     console.log(`\n${engine}:`);
     console.log(`${"operation".padEnd(46)}${"longest gap, ms".padStart(20)}${"operation's wall, ms".padStart(24)}`);
-    for (const [op, what] of ops) {
+    for (let [op, what] of ops) {
       const runs = figures[op];
+      if (op === "connectLocal") what = `connect on localStorage, ${figures.localStored} intents`;
       console.log(`${what.padEnd(46)}${range(runs.map((r) => r.gap), (x) => x.toFixed(0)).padStart(20)}${range(runs.map((r) => r.wall), (x) => x.toFixed(0)).padStart(24)}`);
     }
   }

@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { execFileSync, execSync } from "node:child_process";
 import { chromiumPath, launchChromium } from "../tests/support/browser.mjs";
 import { root, startGateway } from "../tests/support/gateway.mjs";
+import { edgeRound } from "../tests/support/edge.mjs";
 import { report as sizeReport, table } from "./size.mjs";
 import { coreFloor, coreFloorTable, floor, floorTable, sizeReportModule } from "./floor.mjs";
 import { countCalls } from "./counters.mjs";
@@ -122,8 +123,15 @@ function selfTimes(profile) {
  */
 function mainTasks(events) {
   const mains = new Set(events.filter((e) => e.name === "thread_name" && e.args?.name === "CrRendererMain").map((e) => `${e.pid}/${e.tid}`));
-  const tasks = events.filter((e) => e.ph === "X" && e.dur != null && mains.has(`${e.pid}/${e.tid}`)
-    && (e.name === "ThreadControllerImpl::RunTask" || e.name === "RunTask")).sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  // A page that marks `bench-caller` (performance.mark) before work of its
+  // own in the operation (a trap's deep recursion): the tasks up to the end
+  // of the last such mark's task are the caller's, not counted.
+  const callerMarks = events.filter((e) => e.name === "bench-caller" && mains.has(`${e.pid}/${e.tid}`)).map((e) => e.ts);
+  const lastCaller = callerMarks.length ? Math.max(...callerMarks) : -Infinity;
+  const every = events.filter((e) => e.ph === "X" && e.dur != null && mains.has(`${e.pid}/${e.tid}`)
+    && (e.name === "ThreadControllerImpl::RunTask" || e.name === "RunTask"));
+  const callersEnd = Math.max(-Infinity, ...every.filter((e) => e.ts <= lastCaller).map((e) => e.ts + e.dur));
+  const tasks = every.filter((e) => e.ts >= callersEnd).sort((a, b) => a.ts - b.ts || b.dur - a.dur);
   let end = -1, longestThread = 0, longestWall = 0, over50 = 0, mainThread = 0, longest = null;
   for (const e of tasks) {
     if (e.ts < end) continue;
@@ -139,9 +147,13 @@ function mainTasks(events) {
   const inside = longest && args.verbose
     ? [...traceSelfTimes(events.filter((x) => x.ts >= longest.ts && x.ts + (x.dur ?? 0) <= longest.ts + longest.dur || x.ph === "M"))]
       .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
+  // the five longest tasks, each with what it was mostly made of,
+  const top = args.verbose ? tasks.filter((e) => (e.tdur ?? e.dur) > 10_000).sort((a, b) => (b.tdur ?? b.dur) - (a.tdur ?? a.dur)).slice(0, 5)
+    .map((t) => `${(Math.min(t.tdur ?? t.dur, t.dur) / 1000).toFixed(0)} ms: ${[...traceSelfTimes(events.filter((x) => x.ts >= t.ts && x.ts + (x.dur ?? 0) <= t.ts + t.dur || x.ph === "M"))]
+      .sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toFixed(0)} ${k}`).join(", ")}`) : undefined;
   // and the whole operation's main thread by event, self time.
   const all = args.verbose ? [...traceSelfTimes(events)].sort((a, b) => b[1] - a[1]).slice(0, 14).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
-  return { longestThread, longestWall, over50, mainThread, inside, all };
+  return { longestThread, longestWall, over50, mainThread, inside, top, all };
 }
 
 const section = (title) => console.log(`\n## ${title}\n`);
@@ -170,6 +182,20 @@ cpSync(join(root, "bench/page"), www, { recursive: true });
 cpSync(join(root, "node_modules/idb-keyval"), join(www, "vendor/idb-keyval"), { recursive: true });
 cpSync(join(root, "node_modules/uuid"), join(www, "vendor/uuid"), { recursive: true });
 cpSync(join(root, "node_modules/@microsoft/fetch-event-source"), join(www, "vendor/fetch-event-source"), { recursive: true });
+// Bench 8's React app (bench/react), when that operation is asked for: the
+// package's `react` entry on the page's own WowClient (/pkg/index.js).
+if (wanted("longtasks") && (!args["long-ops"] || String(args["long-ops"]).split(",").includes("useIntents"))) {
+  const pkgDir = typeof args.pkg === "string" ? args.pkg : join(root, "pkg");
+  const { build } = await import("vite");
+  await build({ root: join(root, "bench/react"), logLevel: "warn", mode: "production", configFile: false,
+    // React as the repository has it, for the package's react.js wherever it was built.
+    resolve: { alias: { "wow-command-client/react": join(pkgDir, "react.js"), react: join(root, "node_modules/react"),
+      "react-dom": join(root, "node_modules/react-dom") } },
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
+    build: { outDir: join(www, "vendor/react-bench"), emptyOutDir: true, target: "es2022", minify: true,
+      lib: { entry: join(root, "bench/react/first-render.js"), formats: ["es"], fileName: () => "first-render.js" },
+      rollupOptions: { external: ["wow-command-client"], output: { paths: { "wow-command-client": "/pkg/index.js" } } } } });
+}
 // `--db-dir /dev/shm`: the gateway's event store on tmpfs, so its fsync
 // neither dominates the round trip nor competes with the browser's own writes.
 // `--pkg DIR`: another build of the package (one with names, for a profile).
@@ -775,13 +801,16 @@ try {
   if (wanted("longtasks")) {
     const n = Number(args["long-journal"] ?? 10_000), rounds = Number(args["long-rounds"] ?? 5);
     const bodyBytes = Number(args["long-body"] ?? 900_000), burstN = Number(args["long-burst"] ?? 500);
-    const resumeN = Number(args["long-resume"] ?? 1000);
+    const resumeN = Number(args["long-resume"] ?? 1000), restartN = Number(args["long-restart"] ?? 1000);
+    const localN = Number(args["long-local"] ?? n);
     section(`8. Long tasks: ${rounds} rounds, a journal of ${n} IndexedDB intents, a ${Math.round(bodyBytes / 1000)} KB body, a burst of ${burstN}`);
     const ops = [
       ["connect", `connect on ${n} intents`], ["intents", "intents()"], ["quarantined", "quarantined()"],
-      ["panel", "the devtools panel's first rows"], ["prune", "prune()"],
+      ["panel", "the devtools panel's first rows"], ["useIntents", "useIntents' first render (React; the first 50 rows drawn)"],
+      ["prune", "prune()"],
       ["body", `sendAndWait, ${Math.round(bodyBytes / 1000)} KB body`], ["bodyRaw", "  raw fetch + JSON.stringify, same body"],
       ["burst", `a burst of ${burstN} send()`], ["resume", `connect and resume() on ${resumeN} unresolved intents`],
+      ["restart", `a restart after a trap, ${restartN} intents (after the trapping call)`], ["connectLocal", "connect on localStorage, as many as fit"],
     ].filter(([op]) => !args["long-ops"] || String(args["long-ops"]).split(",").includes(op)); // `--long-ops body,bodyRaw`
     const figures = Object.fromEntries(ops.map(([op]) => [op, []]));
     for (let round = 0; round < rounds; round++) {
@@ -790,10 +819,16 @@ try {
       const namespace = await run("longSeed", n);
       const unresolved = await run("longSeed", resumeN, 1);
       await run("longRun", "bodyPrep", namespace, bodyBytes); // the caller's body, made outside the trace
+      // The caller's deep recursion (tests/support/edge.mjs), for the trap.
+      await page.evaluate((source) => { window.edgeRound = (0, eval)(`(${source})`); }, String(edgeRound));
       for (const [op] of ops) {
         const arg = op === "burst" ? burstN : bodyBytes;
-        const { events, result: wall } = await traced(`toplevel,disabled-by-default-devtools.timeline${args.verbose ? ",devtools.timeline,v8,blink,IndexedDB" : ""}`,
-          () => run("longRun", op, op === "resume" ? unresolved : namespace, arg));
+        // Made outside the trace: the restart's journal and client, localStorage's journal.
+        let on = op === "resume" ? unresolved : namespace;
+        if (op === "restart") await run("longRun", "restartPrep", (on = await run("longSeed", restartN)), 0);
+        if (op === "connectLocal") [on, figures.localStored] = await run("longSeedLocal", localN);
+        const { events, result: wall } = await traced(`toplevel,blink.user_timing,disabled-by-default-devtools.timeline${args.verbose ? ",devtools.timeline,v8,blink,IndexedDB" : ""}`,
+          () => run("longRun", op, on, arg));
         figures[op].push({ wall, ...mainTasks(events) });
         if (args.verbose) console.log(round, op, JSON.stringify(figures[op].at(-1)));
       }
@@ -805,6 +840,7 @@ try {
       const namespace = await run("longSeed", n);
       const unresolved = await run("longSeed", resumeN, 1);
       for (const [op] of ops) {
+        if (op === "restart" || op === "connectLocal") continue; // their journals are made in the rounds above
         const profiled = args["long-profile"].split(",").includes(op);
         if (profiled) { await cdp.send("Profiler.enable"); await cdp.send("Profiler.start"); }
         await run("longRun", op, op === "resume" ? unresolved : namespace, op === "burst" ? burstN : bodyBytes);
@@ -818,6 +854,7 @@ try {
     const range = (list, f) => `${f(pct(list, 50))} (${f(Math.min(...list))}–${f(Math.max(...list))})`;
     const rows = ops.map(([op, what]) => {
       const runs = figures[op];
+      if (op === "connectLocal") what = `connect on localStorage, ${figures.localStored} intents (as many as fit)`;
       return { what, longest: range(runs.map((r) => r.longestThread), (x) => x.toFixed(0)),
         wallOfIt: range(runs.map((r) => r.longestWall), (x) => x.toFixed(0)),
         over: range(runs.map((r) => r.over50), (x) => x.toFixed(0)),

@@ -69,6 +69,14 @@ export function fillLocalStorage(freeBytes) {
   return keys;
 }
 export function removeKeys(keys) { for (const k of keys) localStorage.removeItem(k); }
+// The page's own keys beside a journal's: named like Storage's members, of
+// another namespace, and one that only begins like the journal's prefix.
+export function pageKeys(ns) {
+  const keys = ["getItem", "length", "key", `wow-intents/${ns}-other/x`, `wow-intents/${ns}`, `wow-intents-quarantine/${ns}x/y`];
+  for (const k of keys) localStorage.setItem(k, "the page's own");
+  return keys;
+}
+export function localValue(key) { return localStorage.getItem(key); }
 export function nextMessage(channelName) {
   return new Promise((resolve) => {
     const c = new BroadcastChannel(channelName);
@@ -87,6 +95,10 @@ extern "C" {
     fn fill_local_storage(free_bytes: u32) -> js_sys::Array;
     #[wasm_bindgen(js_name = removeKeys)]
     fn remove_keys(keys: &js_sys::Array);
+    #[wasm_bindgen(js_name = pageKeys)]
+    fn page_keys(ns: &str) -> js_sys::Array;
+    #[wasm_bindgen(js_name = localValue)]
+    fn local_value(key: &str) -> Option<String>;
     #[wasm_bindgen(js_name = nextMessage)]
     fn next_message(channel: &str) -> js_sys::Promise;
 }
@@ -99,6 +111,37 @@ async fn indexed_db_meets_the_contract() {
 #[wasm_bindgen_test]
 async fn local_storage_meets_the_contract() {
     journal_contract(|ns| AnyStore::open(&"localStorage".into(), ns).unwrap()).await;
+}
+
+/// A localStorage journal lists its own records only, read in one pass:
+/// the page's keys beside it (one named like a Storage member, another
+/// namespace's, one that only begins like its prefix) are neither listed,
+/// nor moved aside as unreadable, nor changed.
+#[wasm_bindgen_test]
+async fn a_local_storage_journal_lists_its_own_keys_only() {
+    let ns = unique("own-keys");
+    let keys = page_keys(&ns);
+    let journal = Journal::new(AnyStore::open(&"localStorage".into(), &ns).unwrap(), &ns);
+    let mut rng = SeededRandom::new(9);
+    for id in ["a", "b"] {
+        journal
+            .begin(NOW, intent(None, id), &mut rng)
+            .await
+            .unwrap();
+    }
+    let listing = journal.list().await.unwrap();
+    assert_eq!(listing.records.len(), 2, "{:?}", listing.records);
+    assert!(listing.quarantined.is_empty(), "{:?}", listing.quarantined);
+    for key in keys.iter() {
+        let key = key.as_string().unwrap();
+        assert_eq!(
+            local_value(&key).as_deref(),
+            Some("the page's own"),
+            "{key}"
+        );
+    }
+    assert_eq!(journal.clear().await.unwrap(), 2);
+    remove_keys(&keys);
 }
 
 #[wasm_bindgen_test]

@@ -690,6 +690,28 @@ export async function longSeed(n, every = 100) {
   await seedIndexedDB(namespace, n, longBench.template, every);
   return namespace;
 }
+/**
+ * `longSeedLocal(n)`: a namespace holding as many of `n` intents as
+ * localStorage takes (its quota refuses the rest), one in a hundred
+ * unresolved; resolves to `[namespace, how many]`.
+ */
+export async function longSeedLocal(n) {
+  const namespace = unique("long-ls");
+  const old = Date.now() - 30 * 86_400_000;
+  let stored = 0;
+  for (; stored < n; stored++) {
+    const intentId = crypto.randomUUID();
+    const record = { ...longBench.template, namespace, intentId, requestId: intentId,
+      state: stored % 100 === 0 ? "unknown" : "succeeded", createdAt: old + stored, updatedAt: old + stored, revision: 1 };
+    try {
+      localStorage.setItem(`wow-intents/${namespace}/${intentId}`, JSON.stringify(record));
+    } catch {
+      break;
+    }
+  }
+  return [namespace, stored];
+}
+
 /** One operation on the seeded `namespace`; `client` kept between calls in `longBench.client`. */
 export async function longRun(op, namespace, arg) {
   const b = longBench;
@@ -697,6 +719,40 @@ export async function longRun(op, namespace, arg) {
   if (op === "connect") {
     b.client?.free();
     b.client = await connect("indexedDB", namespace);
+  } else if (op === "useIntents") {
+    const { firstRender } = await import("/vendor/react-bench/first-render.js");
+    const element = document.body.appendChild(document.createElement("div"));
+    await firstRender(b.client, element);
+    element.remove();
+  } else if (op === "connectLocal") {
+    // `namespace`: longSeedLocal's; the journal is localStorage's.
+    const client = await connect("localStorage", namespace);
+    client.free();
+    localStorage.clear();
+  } else if (op === "restartPrep") {
+    // A client on `namespace` that says when it restarts (outside the trace).
+    b.restarted = false;
+    b.restarting = await WowClient.connect({ user: null, baseUrl: base, storage: "indexedDB", namespace, timeoutMs: 30_000,
+      onRestart: () => { b.restarted = true; } });
+    return 0;
+  } else if (op === "restart") {
+    // The page calls the client from the edge of its stack (`edgeRound`, a
+    // deep recursion, each round a task of its own) until a call runs out
+    // of stack inside the module, which stops; then its next call, which
+    // waits for the fresh instance to take the client over. The rounds are
+    // the caller's: what is counted is every task after the one that trapped.
+    const client = b.restarting;
+    const call = () => (client.send(lock(b.id)).catch(() => {}), 0);
+    for (let round = 0; round < 60 && !b.restarted; round++) {
+      // The caller's own work (bench/run.mjs counts the tasks after the last round's).
+      performance.mark("bench-caller");
+      window.edgeRound(call, round);
+      await new Promise((r) => setTimeout(r));
+    }
+    if (!b.restarted) throw new Error("restart: no call stopped the module");
+    await client.intents();
+    client.free();
+    b.restarting = null;
   } else if (op === "intents") {
     await b.client.intents();
   } else if (op === "quarantined") {
@@ -744,5 +800,5 @@ export async function longRun(op, namespace, arg) {
   return performance.now() - t0;
 }
 
-window.bench = { longSeed, longRun, ownWorkSetup, ownWorkRun, ownWorkTeardown, crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
+window.bench = { longSeed, longSeedLocal, longRun, ownWorkSetup, ownWorkRun, ownWorkTeardown, crossings, devtoolsPanel, overhead, stages, concurrency, cleanup, sharedBurst, bodySetup, bodyRun, bodyTeardown, scoped, journalScale, memory, footprint };
 document.body.dataset.ready = "true";
