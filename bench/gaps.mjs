@@ -7,7 +7,7 @@
 // Each round in a fresh page (a context of its own): a journal of `--journal`
 // intents written straight into IndexedDB, then the operations in turn.
 //   node bench/gaps.mjs [--engines firefox,webkit] [--rounds 5] [--journal 10000]
-//     [--body 900000] [--burst 500]
+//     [--body 900000] [--burst 500] [--ops connect,connectLocal]
 import { parseArgs } from "node:util";
 import { launch, missing } from "../tests/support/engines.mjs";
 import { createAccount, startGateway } from "../tests/support/gateway.mjs";
@@ -16,12 +16,13 @@ import { edgeRound } from "../tests/support/edge.mjs";
 
 const { values: args } = parseArgs({ options: { engines: { type: "string", default: "firefox,webkit" },
   rounds: { type: "string", default: "5" }, journal: { type: "string", default: "10000" },
-  body: { type: "string", default: "900000" }, burst: { type: "string", default: "500" } } });
+  body: { type: "string", default: "900000" }, burst: { type: "string", default: "500" }, ops: { type: "string" } } });
 const rounds = Number(args.rounds), n = Number(args.journal), bytes = Number(args.body), burst = Number(args.burst);
 const ops = [["connect", `connect on ${n} intents`], ["intents", "intents()"], ["quarantined", "quarantined()"],
   ["prune", "prune()"], ["body", `sendAndWait, ${Math.round(bytes / 1000)} KB body`],
   ["bodyRaw", "  raw fetch + JSON.stringify, same body"], ["burst", `a burst of ${burst} send()`],
-  ["restart", "a restart after a trap"], ["connectLocal", "connect on localStorage, as many as fit"]];
+  ["restart", "a restart after a trap (the trapping call's task included)"],
+  ["connectLocal", "connect on localStorage, as many as fit"]].filter(([op]) => !args.ops || args.ops.split(",").includes(op)); // `--ops connect,prune`
 
 /** In the page: a client's journal of `n` copies of a real record, and `window.probe(op)`. */
 async function setUp(page, base, account) {

@@ -814,8 +814,9 @@ try {
     ].filter(([op]) => !args["long-ops"] || String(args["long-ops"]).split(",").includes(op)); // `--long-ops body,bodyRaw`
     const figures = Object.fromEntries(ops.map(([op]) => [op, []]));
     for (let round = 0; round < rounds; round++) {
-      // Each round in a fresh page: nothing of an earlier round's (its module, its heap) left in it.
-      await benchPage(page);
+      // Each round in a fresh page: nothing of an earlier round's (its module, its heap) left in it
+      // (`--long-same-page`: one page for all, to look into what an earlier round leaves).
+      if (!args["long-same-page"] || round === 0) await benchPage(page);
       const namespace = await run("longSeed", n);
       const unresolved = await run("longSeed", resumeN, 1);
       await run("longRun", "bodyPrep", namespace, bodyBytes); // the caller's body, made outside the trace
