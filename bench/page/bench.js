@@ -665,7 +665,7 @@ async function seedIndexedDB(namespace, n, template, every = 100) {
     for (let i = done; i < Math.min(n, done + 1000); i++) {
       const intentId = crypto.randomUUID();
       const unresolved = i % every === 0;
-      t.objectStore("intents").put({ ...template, intentId, requestId: intentId, state: unresolved ? "unknown" : "succeeded",
+      t.objectStore("intents").put({ ...template, namespace, intentId, requestId: intentId, state: unresolved ? "unknown" : "succeeded",
         createdAt: old + i, updatedAt: old + i, revision: 1 }, intentId);
     }
     await new Promise((resolve, reject) => { t.oncomplete = resolve; t.onerror = () => reject(t.error); });
