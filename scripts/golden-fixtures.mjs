@@ -14,7 +14,7 @@
 // IndexedDB, localStorage and a caller's adapter, adds damaged entries raw,
 // and dumps each store as it holds them; it also derives the requestIds and
 // payload fingerprints of tests/golden/cases.mjs. The check is
-// tests/golden/golden.test.mjs (engines, Node) and src/core/journal/golden.rs.
+// tests/golden/golden.test.mjs (engines, Node) and src/core/golden.rs.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

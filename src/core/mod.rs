@@ -4,6 +4,9 @@ pub mod caller_fields;
 pub mod connect_input;
 pub mod consumer;
 pub mod engine;
+/// The golden fixtures of every stored kind (intents and effects), read natively.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod golden;
 pub mod intent_input;
 pub mod journal;
 pub mod machine;

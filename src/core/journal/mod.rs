@@ -30,8 +30,6 @@ pub use store::{
     StoreError, StoredRecord, Unavailable,
 };
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod golden;
 #[cfg(test)]
 mod scope_tests;
 #[cfg(test)]

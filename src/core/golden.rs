@@ -10,8 +10,8 @@
 
 use std::path::PathBuf;
 
-use super::*;
 use crate::core::consumer::EffectRecord;
+use crate::core::journal::*;
 use crate::core::protocol::test_support::block_on;
 use crate::core::protocol::{FromJson, JsonOut, JsonValue, ObjectWriter};
 
