@@ -580,12 +580,17 @@ impl Engine {
             let Some((id, wake)) = self.wakes.pop_front() else {
                 break;
             };
+            // A task already gone: an answer to what it asked before it
+            // ended (a drive `stop_drives` ended), or its child's result.
             let Some(i) = index(&self.tasks, id, |t| t.id) else {
                 continue;
             };
             let slot = &mut self.tasks[i];
             let parent = slot.parent;
+            // A task is out of its slot only while it steps, and no wake is
+            // delivered inside a step.
             let Some(task) = slot.task.take() else {
+                self.unasked(&wake, "a task between its steps");
                 continue;
             };
             let next = match task {
