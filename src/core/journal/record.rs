@@ -2,7 +2,7 @@
 //! business intent after a timeout, a reload or a crash.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -302,20 +302,32 @@ impl PartialEq for Body {
 /// modules).
 impl ToJson for Body {
     fn write_json(&self, out: &mut JsonOut) {
-        Stored(self, false).write_json(out)
+        Stored(self, Form::Value).write_json(out)
     }
 }
 
-/// A record's part as written: `.1`, as stored in schema 3 (a body as the
-/// JSON string of its text, not as the value it is).
-struct Stored<'a, T>(&'a T, bool);
+/// A record's part as written, its body in `.1`'s form.
+struct Stored<'a, T>(&'a T, Form<'a>);
+
+/// How a record's body is written.
+#[derive(Clone, Copy)]
+enum Form<'a> {
+    /// As the value it is (before schema 3, and a record's public form).
+    Value,
+    /// As the JSON string of its text (schema 3 and later).
+    Text,
+    /// As `Text`, but a body the host holds is left out, its place kept.
+    Hole(&'a Cell<Option<usize>>),
+}
 
 impl ToJson for Stored<'_, Body> {
     fn write_json(&self, out: &mut JsonOut) {
-        let Stored(body, stored) = *self;
-        if stored && body.0.held.is_some() && out.leave_hole() {
+        let Stored(body, form) = *self;
+        if let (Form::Hole(at), Some(_)) = (form, &body.0.held) {
+            at.set(Some(out.text.len()));
             return;
         }
+        let stored = !matches!(form, Form::Value);
         let mut text = body.0.text.borrow_mut();
         let [value_text, quoted] = &mut *text;
         if let Some(value) = body.0.value.as_ref().filter(|_| value_text.is_empty()) {
@@ -687,17 +699,17 @@ impl FromJson for WaitSpec {
 
 impl ToJson for CommandSpec {
     fn write_json(&self, out: &mut JsonOut) {
-        Stored(self, false).write_json(out)
+        Stored(self, Form::Value).write_json(out)
     }
 }
 
 impl ToJson for Stored<'_, CommandSpec> {
     fn write_json(&self, out: &mut JsonOut) {
-        let Stored(c, stored) = *self;
+        let Stored(c, form) = *self;
         ObjectWriter::new(out)
             .put("method", &c.method)
             .put("path", &c.path)
-            .put("body", &Stored(&c.body, stored))
+            .put("body", &Stored(&c.body, form))
             .some("expectedVersion", &c.expected_version)
             .put("create", &c.create)
             .put("wait", &c.wait)
@@ -815,7 +827,7 @@ impl FromJson for Attempt {
 
 impl ToJson for IntentRecord {
     fn write_json(&self, out: &mut JsonOut) {
-        Stored(self, false).write_json(out)
+        Stored(self, Form::Value).write_json(out)
     }
 }
 
@@ -830,29 +842,34 @@ impl IntentRecord {
     /// The record's text as stored: a record of schema 3 or later keeps
     /// its body as text; an older one is written back as it was read.
     pub fn stored_text(&self, float: crate::core::protocol::FloatText) -> String {
-        JsonOut::of(
-            &Stored(self, self.schema_version >= BODY_TEXT_SCHEMA_VERSION),
-            float,
-        )
+        JsonOut::of(&Stored(self, self.stored_form(None)), float)
+    }
+
+    /// How its body is stored: as text from schema 3 on (`hole`: a body
+    /// the host holds left out, its place kept there).
+    fn stored_form<'a>(&self, hole: Option<&'a Cell<Option<usize>>>) -> Form<'a> {
+        match hole {
+            _ if self.schema_version < BODY_TEXT_SCHEMA_VERSION => Form::Value,
+            Some(at) => Form::Hole(at),
+            None => Form::Text,
+        }
     }
 
     /// [`IntentRecord::stored_text`], a body the host holds left out (its
     /// place said): the record's writes never copy a large body out.
     pub fn stored_parts(&self, float: crate::core::protocol::FloatText) -> StoredText {
-        let stored = self.schema_version >= BODY_TEXT_SCHEMA_VERSION;
-        let mut out = JsonOut::leaving_hole(float);
-        Stored(self, stored).write_json(&mut out);
-        let hole = out.hole().map(|at| (at, self.command.body.clone()));
+        let at = Cell::new(None);
+        let text = JsonOut::of(&Stored(self, self.stored_form(Some(&at))), float);
         StoredText {
-            text: out.text,
-            hole,
+            text,
+            hole: at.get().map(|at| (at, self.command.body.clone())),
         }
     }
 }
 
 impl ToJson for Stored<'_, IntentRecord> {
     fn write_json(&self, out: &mut JsonOut) {
-        let Stored(r, stored) = *self;
+        let Stored(r, form) = *self;
         ObjectWriter::new(out)
             .put("schemaVersion", &r.schema_version)
             .put("namespace", &r.namespace)
@@ -861,7 +878,7 @@ impl ToJson for Stored<'_, IntentRecord> {
             .some("intentKey", &r.intent_key)
             .put("requestId", &r.request_id)
             .put("aggregate", &r.aggregate)
-            .put("command", &Stored(&r.command, stored))
+            .put("command", &Stored(&r.command, form))
             .put("fingerprint", &r.fingerprint)
             .put("state", &r.state)
             .put("attempts", &r.attempts)

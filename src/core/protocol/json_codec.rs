@@ -47,8 +47,6 @@ pub struct JsonOut {
     /// The text so far.
     pub text: String,
     float: FloatText,
-    /// Whether a value the host holds is left out (`Some`), and where.
-    hole: Option<Option<usize>>,
 }
 
 impl JsonOut {
@@ -57,35 +55,7 @@ impl JsonOut {
         JsonOut {
             text: String::with_capacity(256),
             float,
-            hole: None,
         }
-    }
-
-    /// [`JsonOut::new`], where a value the host holds is left out: its
-    /// writer asks [`JsonOut::leave_hole`], and writes nothing if it may.
-    pub fn leaving_hole(float: FloatText) -> JsonOut {
-        JsonOut {
-            hole: Some(None),
-            ..JsonOut::new(float)
-        }
-    }
-
-    /// Whether a value may be left out here (once per text): if so, its
-    /// place is kept ([`JsonOut::hole`]) and the writer writes nothing.
-    pub fn leave_hole(&mut self) -> bool {
-        let here = self.text.len();
-        match &mut self.hole {
-            Some(at @ None) => {
-                *at = Some(here);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Where a value was left out.
-    pub fn hole(&self) -> Option<usize> {
-        self.hole.flatten()
     }
 
     /// `value`'s JSON text.
