@@ -133,24 +133,25 @@ function mainTasks(events) {
   const callersEnd = Math.max(-Infinity, ...every.filter((e) => e.ts <= lastCaller).map((e) => e.ts + e.dur));
   const tasks = every.filter((e) => e.ts >= callersEnd).sort((a, b) => a.ts - b.ts || b.dur - a.dur);
   let end = -1, longestThread = 0, longestWall = 0, over50 = 0, mainThread = 0, longest = null;
+  const counted = []; // [task, its thread ms], the outermost tasks only
   for (const e of tasks) {
     if (e.ts < end) continue;
     end = e.ts + e.dur;
     // A task's thread time, never above its wall time (a thread clock read
     // late can put more on one task than the wall clock saw).
     const thread = Math.min(e.tdur ?? e.dur, e.dur) / 1000;
+    counted.push([e, thread]);
     mainThread += thread;
     if (thread > 50) over50++;
     if (thread > longestThread) { longestThread = thread; longestWall = e.dur / 1000; longest = e; }
   }
-  // `--verbose`: what the longest task was made of (self time per event inside it).
-  const inside = longest && args.verbose
-    ? [...traceSelfTimes(events.filter((x) => x.ts >= longest.ts && x.ts + (x.dur ?? 0) <= longest.ts + longest.dur || x.ph === "M"))]
-      .sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
-  // the five longest tasks, each with what it was mostly made of,
-  const top = args.verbose ? tasks.filter((e) => (e.tdur ?? e.dur) > 10_000).sort((a, b) => (b.tdur ?? b.dur) - (a.tdur ?? a.dur)).slice(0, 5)
-    .map((t) => `${(Math.min(t.tdur ?? t.dur, t.dur) / 1000).toFixed(0)} ms: ${[...traceSelfTimes(events.filter((x) => x.ts >= t.ts && x.ts + (x.dur ?? 0) <= t.ts + t.dur || x.ph === "M"))]
-      .sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toFixed(0)} ${k}`).join(", ")}`) : undefined;
+  // `--verbose`: what a task was made of (self time per event inside it), its `n` largest.
+  const madeOf = (t, n, digits) => [...traceSelfTimes(events.filter((x) => x.ts >= t.ts && x.ts + (x.dur ?? 0) <= t.ts + t.dur || x.ph === "M"))]
+    .sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${v.toFixed(digits)} ${k}`);
+  // The longest task, and the five longest, each with what it was mostly made of,
+  const inside = longest && args.verbose ? madeOf(longest, 8, 1) : undefined;
+  const top = args.verbose ? [...counted].sort((a, b) => b[1] - a[1]).slice(0, 5)
+    .map(([t, thread]) => `${thread.toFixed(0)} ms: ${madeOf(t, 3, 0).join(", ")}`) : undefined;
   // and the whole operation's main thread by event, self time.
   const all = args.verbose ? [...traceSelfTimes(events)].sort((a, b) => b[1] - a[1]).slice(0, 14).map(([k, v]) => `${v.toFixed(1)} ${k}`) : undefined;
   return { longestThread, longestWall, over50, mainThread, inside, top, all };
