@@ -18,11 +18,15 @@
 // clippy.toml keeps format! and its kin out of the shipped modules; tests use them.
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
 
-/// The module's allocator (Cargo.toml says why not std's dlmalloc).
+/// The module's allocator: talc, each growth of linear memory claimed as a
+/// heap of its own (Cargo.toml says why this one, and why claimed).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: talc::cell::TalcSyncCell<talc::wasm::WasmGrowAndClaim, talc::wasm::WasmBinning> =
+    talc::cell::TalcSyncCell::new_wasm(talc::wasm::WasmGrowAndClaim);
 
+#[cfg(all(test, target_arch = "wasm32"))]
+mod allocator_tests;
 pub mod core;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
