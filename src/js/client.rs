@@ -12,7 +12,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::input::{self, ConnectInput, Defaults, Settings};
-use crate::core::engine::{invalid, journal_failure, Engine, Read, Reply, ReportValue, SendMode};
+use crate::core::engine::calls::{invalid, journal_failure, Read, SendMode};
+use crate::core::engine::{Engine, Reply, ReportValue};
 use crate::core::journal::JournalError;
 use crate::core::machine::{Outcome, Status, SuccessValue};
 use crate::core::protocol::CommandStage;

@@ -6,8 +6,8 @@
 //! waited once history answers.
 
 use super::drive::{lock_name, Locking};
-use super::io::{Ask, CallId, Do, Done, LockKind, OpId, Reply};
-use super::{Child, Engine, Next, Task, TaskId, Wake, Watched};
+use super::io::{Ask, CallId, Do, Done, Io, LockKind, OpId, Reply};
+use super::{Child, Engine, Next, Resumed, Step, Task, TaskId, Wake, Watched};
 use crate::core::journal::{
     new_record, prunable, redecided, replay, scope, sent_again, take_place, withdrawal,
     withdrawal_refused, Begun, IntentRecord, IntentState, JournalError, NewIntent, StoreError,
@@ -25,14 +25,6 @@ pub enum SendMode {
     AndWait,
     /// `sendAndWaitStream`: the outcome at the stream's end (its elements emitted as they come).
     Stream,
-}
-
-/// What `resume()` made of one intent.
-#[derive(Debug)]
-pub(super) enum Resumed {
-    Driven(Box<Outcome>),
-    Busy(String),
-    Nothing,
 }
 
 /// How often a queued intent's caller, next in its scope, looks at its
@@ -69,9 +61,13 @@ enum Kind {
     Purge(Box<Purge>),
 }
 
-impl CallTask {
+impl Step for CallTask {
+    fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
+        engine.step_call(me, self, wake)
+    }
+
     /// The intent it handles: a send's, or one resumed.
-    pub(super) fn intent_id(&self) -> Option<&str> {
+    fn intent_id(&self) -> Option<&str> {
         match &self.kind {
             Kind::Send(s) => Some(&s.record.intent_id),
             Kind::ResumeOne(r) => Some(&r.id),
@@ -79,7 +75,13 @@ impl CallTask {
         }
     }
 
-    pub(super) fn resume(call: CallId, automatic: bool) -> CallTask {
+    fn stop(self: Box<Self>, _: &mut Engine, _: &str) -> Result<Child, Task> {
+        Err(self)
+    }
+}
+
+impl CallTask {
+    fn resume(call: CallId, automatic: bool) -> CallTask {
         CallTask {
             call,
             kind: Kind::Resume(Resume {
@@ -96,6 +98,36 @@ impl CallTask {
 // ---------------------------------------------------------------- public calls
 
 impl Engine {
+    /// Call `call`'s caller stopped waiting (its signal aborted): the call
+    /// settles at once with `Aborted`, saying what was written; the intent
+    /// is not withdrawn, and its drive goes on.
+    pub fn caller_left(&mut self, now: i64, call: CallId) {
+        self.now = now;
+        let Some(w) = self.watched.iter_mut().find(|w| w.call == call) else {
+            return;
+        };
+        if w.left {
+            return;
+        }
+        w.left = true;
+        let outcome = aborted(w.record.as_ref(), w.sent);
+        self.io.push_back(Io {
+            op: 0,
+            what: Do::Settle(call, Reply::Failed(Box::new(outcome))),
+        });
+        // A queued caller's wait ends with it.
+        for (task, _) in &self.listening {
+            self.wakes.push_back((*task, Wake::Poke(false)));
+        }
+        self.run();
+    }
+
+    /// The engine's own resume of what waited once history answers
+    /// ([`ProbeAction::DriveEscalated`](crate::core::machine::ProbeAction)).
+    pub(super) fn resume_escalated(&mut self) {
+        self.spawn(None, Box::new(CallTask::resume(0, true)));
+    }
+
     /// `send`, `sendAndWait`, `sendAndWaitStream`: `intent` as the caller's
     /// command made it, driven with `config`. `watched`: the caller may
     /// leave (a signal) or wants its intent's id (`onIntent`).
@@ -138,10 +170,10 @@ impl Engine {
         });
         let me = self.spawn(
             None,
-            Task::Call(Box::new(CallTask {
+            Box::new(CallTask {
                 call,
                 kind: Kind::Send(send),
-            })),
+            }),
         );
         // A scoped intent takes its place under the scope's lock, so two
         // tabs writing at the same moment agree on the order.
@@ -158,10 +190,7 @@ impl Engine {
         if call != 0 {
             self.probe.wake(now);
         }
-        self.spawn(
-            None,
-            Task::Call(Box::new(CallTask::resume(call, automatic))),
-        );
+        self.spawn(None, Box::new(CallTask::resume(call, automatic)));
         self.run();
     }
 
@@ -199,11 +228,7 @@ impl Engine {
             stage: PersonStage::Finding,
         });
         let me = self.new_id();
-        self.add(
-            me,
-            None,
-            Some(Task::Call(Box::new(CallTask { call, kind }))),
-        );
+        self.add(me, None, Some(Box::new(CallTask { call, kind })));
         self.find(me, intent, true);
         self.run();
     }
@@ -219,11 +244,7 @@ impl Engine {
             record: None,
             withdrawn: Vec::new(),
         });
-        self.add(
-            me,
-            None,
-            Some(Task::Call(Box::new(CallTask { call, kind }))),
-        );
+        self.add(me, None, Some(Box::new(CallTask { call, kind })));
         if scope {
             self.list(me, Some(target));
         } else {
@@ -252,14 +273,14 @@ impl Engine {
         self.add(
             me,
             None,
-            Some(Task::Call(Box::new(CallTask {
+            Some(Box::new(CallTask {
                 call,
                 kind: Kind::Read(Reading {
                     read,
                     left: Vec::new(),
                     removed: 0,
                 }),
-            }))),
+            })),
         );
         match id {
             Some(id) if aside => self.set_aside(me, &id),
@@ -296,11 +317,7 @@ impl Engine {
         };
         let me = self.new_id();
         let kind = Kind::Downstream(Box::new(d));
-        self.add(
-            me,
-            None,
-            Some(Task::Call(Box::new(CallTask { call, kind }))),
-        );
+        self.add(me, None, Some(Box::new(CallTask { call, kind })));
         self.find(me, intent, true);
         self.run();
     }
@@ -340,11 +357,7 @@ impl Engine {
             report: super::io::SignOutReport::default(),
         }));
         let me = self.new_id();
-        self.add(
-            me,
-            None,
-            Some(Task::Call(Box::new(CallTask { call, kind }))),
-        );
+        self.add(me, None, Some(Box::new(CallTask { call, kind })));
         if adopt {
             self.list_unowned(me);
         } else {
@@ -411,15 +424,15 @@ impl Engine {
         self.add(
             me,
             None,
-            Some(Task::Call(Box::new(CallTask {
+            Some(Box::new(CallTask {
                 call: 0,
                 kind: Kind::Advance,
-            }))),
+            })),
         );
         self.list(me, Some(&scope));
     }
 
-    pub(super) fn step_call(&mut self, me: TaskId, mut t: Box<CallTask>, wake: Wake) -> Next {
+    fn step_call(&mut self, me: TaskId, mut t: Box<CallTask>, wake: Wake) -> Next {
         let call = t.call;
         let done = match &mut t.kind {
             Kind::Send(s) => self.step_send(me, call, s, wake),
@@ -435,7 +448,7 @@ impl Engine {
         };
         match done {
             Some(child) => Next::Done(child),
-            None => Next::Keep(Task::Call(t)),
+            None => Next::Keep(t),
         }
     }
 }
@@ -950,11 +963,7 @@ impl Engine {
             index,
             stage: OneStage::Locking,
         });
-        self.add(
-            me,
-            Some(parent),
-            Some(Task::Call(Box::new(CallTask { call: 0, kind }))),
-        );
+        self.add(me, Some(parent), Some(Box::new(CallTask { call: 0, kind })));
     }
 
     fn step_resume(
@@ -1133,10 +1142,10 @@ impl Engine {
         self.add(
             me,
             None,
-            Some(Task::Call(Box::new(CallTask {
+            Some(Box::new(CallTask {
                 call: 0,
                 kind: Kind::Escalated,
-            }))),
+            })),
         );
         self.list(me, None);
     }

@@ -16,7 +16,7 @@
 use super::events::{self, Detail};
 use super::io::{CallId, Do, Done, Failure, LockKind, Locked, OpId, Sink};
 use super::requests;
-use super::{Child, Engine, Next, Task, TaskId, Wake};
+use super::{Child, Engine, Next, Step, Task, TaskId, Wake};
 use crate::core::journal::{IntentRecord, IntentState};
 use crate::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
@@ -79,10 +79,23 @@ pub(super) struct DriveTask {
     check_withdrawn: bool,
 }
 
-impl DriveTask {
-    /// Its intent.
-    pub(super) fn intent_id(&self) -> &str {
-        &self.machine.record().intent_id
+impl Step for DriveTask {
+    fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
+        engine.step_drive(me, self, wake)
+    }
+
+    fn intent_id(&self) -> Option<&str> {
+        Some(&self.machine.record().intent_id)
+    }
+
+    /// Lets its intent's lock go; its caller hears the intent as its
+    /// record stands.
+    fn stop(self: Box<Self>, engine: &mut Engine, why: &str) -> Result<Child, Task> {
+        if let Lock::Held(Some(lock)) | Lock::Asked(lock) = self.lock {
+            engine.tell(Do::Unlock { lock });
+        }
+        let outcome = Outcome::from_record(self.machine.record()).because(why);
+        Ok(Child::Drove(Box::new(outcome)))
     }
 }
 
@@ -147,7 +160,7 @@ impl Engine {
         let next = if started {
             self.advance(me, d, None)
         } else {
-            Next::Keep(Task::Drive(d))
+            Next::Keep(d)
         };
         self.place(me, Some(parent), next);
     }
@@ -171,7 +184,7 @@ impl Engine {
         machine
     }
 
-    pub(super) fn step_drive(&mut self, me: TaskId, mut d: Box<DriveTask>, wake: Wake) -> Next {
+    fn step_drive(&mut self, me: TaskId, mut d: Box<DriveTask>, wake: Wake) -> Next {
         let now = self.now;
         let phase = std::mem::replace(&mut d.phase, Phase::Running);
         match (phase, wake) {
@@ -230,7 +243,7 @@ impl Engine {
                 d.offline = false;
                 self.find(me, &id, false);
                 d.phase = Phase::Fresh;
-                Next::Keep(Task::Drive(d))
+                Next::Keep(d)
             }
             (Phase::Withdrawn(outcome), Wake::Child(Child::Record(found))) => {
                 // Withdrawn between the read and the first attempt's write,
@@ -244,7 +257,7 @@ impl Engine {
             (phase, wake) => {
                 self.unasked(&wake, "a drive");
                 d.phase = phase;
-                Next::Keep(Task::Drive(d))
+                Next::Keep(d)
             }
         }
     }
@@ -254,7 +267,7 @@ impl Engine {
         let Lock::Asked(op) = d.lock else {
             self.unasked(&Wake::Op(Done::Locked(locked)), "a drive's lock");
             d.phase = phase;
-            return Next::Keep(Task::Drive(d));
+            return Next::Keep(d);
         };
         if locked == Locked::Busy {
             return Next::Done(Child::Drove(Box::new(busy(d.machine.record()))));
@@ -265,12 +278,12 @@ impl Engine {
                 let id = d.machine.record().intent_id.clone();
                 self.find(me, &id, false);
                 d.phase = Phase::Fresh;
-                Next::Keep(Task::Drive(d))
+                Next::Keep(d)
             }
             Phase::Collecting(action) => self.advance(me, d, Some(action)),
             phase => {
                 d.phase = phase;
-                Next::Keep(Task::Drive(d))
+                Next::Keep(d)
             }
         }
     }
@@ -299,7 +312,7 @@ impl Engine {
                     }
                 }
                 d.phase = Phase::Sending { n, deadline, url };
-                return Next::Keep(Task::Drive(d));
+                return Next::Keep(d);
             }
             Done::StreamEnded { cut } => d.machine.handle_stream_end(now, n, cut),
             Done::Answered {
@@ -330,7 +343,7 @@ impl Engine {
             done => {
                 self.unasked(&Wake::Op(done), "a drive's send");
                 d.phase = Phase::Sending { n, deadline, url };
-                return Next::Keep(Task::Drive(d));
+                return Next::Keep(d);
             }
         }
         self.attempt_ended(me, d)
@@ -350,13 +363,13 @@ impl Engine {
             };
             if !first_steps && matches!(d.lock, Lock::Asked(_)) {
                 d.phase = Phase::Collecting(action);
-                return Next::Keep(Task::Drive(d));
+                return Next::Keep(d);
             }
             match action {
                 Action::Persist(record) => {
                     self.write(me, &record);
                     d.phase = Phase::Persisting(record);
-                    return Next::Keep(Task::Drive(d));
+                    return Next::Keep(d);
                 }
                 Action::Send { .. } | Action::OpenStream { .. } | Action::Confirm { .. }
                     if !self.online =>
@@ -371,7 +384,7 @@ impl Engine {
                         let ask = self.headers_for("command", &[id.as_str()]);
                         self.op(me, ask);
                         d.phase = Phase::Headers(attempt);
-                        return Next::Keep(Task::Drive(d));
+                        return Next::Keep(d);
                     }
                     return self.attempt(me, d, attempt, Vec::new());
                 }
@@ -382,7 +395,7 @@ impl Engine {
                     let ticket = self.probe.ask(now, query, need_facts, sent, person);
                     self.questions.push((ticket, me));
                     d.phase = Phase::Confirming;
-                    return Next::Keep(Task::Drive(d));
+                    return Next::Keep(d);
                 }
                 Action::Emit(element) => {
                     if d.emit_to != 0 {
@@ -402,7 +415,7 @@ impl Engine {
                 }
                 self.timer(me, at);
                 d.phase = Phase::Sleeping;
-                Next::Keep(Task::Drive(d))
+                Next::Keep(d)
             }
             None => {
                 // Unreachable by the machine's contract; never hang.
@@ -461,7 +474,7 @@ impl Engine {
                 let url = request.url.clone();
                 self.op(me, Do::Fetch(request));
                 d.phase = Phase::Sending { n, deadline, url };
-                Next::Keep(Task::Drive(d))
+                Next::Keep(d)
             }
         }
     }
@@ -477,7 +490,7 @@ impl Engine {
         if d.offline && !self.config.offline_return {
             self.op(me, Do::WhenOnline);
             d.phase = Phase::Offline;
-            return Next::Keep(Task::Drive(d));
+            return Next::Keep(d);
         }
         if outcome.status == Status::Escalated && !d.was_escalated && self.config.on_escalated {
             let text = crate::core::protocol::JsonOut::of(&outcome, self.float);
@@ -487,7 +500,7 @@ impl Engine {
             let id = outcome.intent_id.clone();
             self.find(me, &id, false);
             d.phase = Phase::Withdrawn(Box::new(outcome));
-            return Next::Keep(Task::Drive(d));
+            return Next::Keep(d);
         }
         self.drive_over(d, outcome)
     }
@@ -565,15 +578,17 @@ impl Engine {
         while i < self.tasks.len() {
             let super::Slot { id, parent, task } = &mut self.tasks[i];
             let (id, parent) = (*id, *parent);
-            let Some(Task::Drive(d)) = task.take_if(|t| matches!(t, Task::Drive(_))) else {
+            let Some(task) = task.take() else {
                 i += 1;
                 continue;
             };
-            if let Lock::Held(Some(lock)) | Lock::Asked(lock) = d.lock {
-                self.tell(Do::Unlock { lock });
+            match task.stop(self, why) {
+                Ok(child) => self.place(id, parent, Next::Done(child)),
+                Err(task) => {
+                    self.tasks[i].task = Some(task);
+                    i += 1;
+                }
             }
-            let outcome = Outcome::from_record(d.machine.record()).because(why);
-            self.place(id, parent, Next::Done(Child::Drove(Box::new(outcome))));
         }
     }
 }

@@ -390,7 +390,6 @@ impl crate::core::protocol::json_codec::ToJson for HistoryStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::engine::failed_outcome;
     use crate::core::machine::{Availability, Status, SuccessValue};
     use crate::core::protocol::json_codec::{JsonOut, ToJson};
     use crate::core::protocol::{ErrorCode, ResponseBody, StreamElement};
@@ -433,11 +432,20 @@ mod tests {
             text(&down),
             r#"{"waiting":3,"droppedMessages":1,"available":false,"since":5,"nextLookAt":9,"failures":2}"#
         );
-        let mut confirmed = failed_outcome("Ok", "", Status::Succeeded, Some(true));
-        confirmed.error = None;
-        confirmed.request_id = "r".into();
-        confirmed.appended_version = Some(4);
-        confirmed.appended_command_id = Some("c".into());
+        let confirmed = Outcome {
+            status: Status::Succeeded,
+            intent_id: String::new(),
+            request_id: "r".into(),
+            intent_key: None,
+            appended: Some(true),
+            result: None,
+            error: None,
+            downstream_pending: None,
+            appended_version: Some(4),
+            appended_command_id: Some("c".into()),
+            reason: None,
+            attempts: 0,
+        };
         assert_eq!(
             text(&SuccessValue(&confirmed)),
             r#"{"requestId":"r","commandId":"c","aggregateVersion":4,"errorCode":"Ok","succeeded":true,"confirmedByHistory":true}"#

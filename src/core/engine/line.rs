@@ -6,26 +6,9 @@
 //! let go once the line is empty and every place it wrote is stored, so
 //! another tab's send reads them all.
 
-use super::io::{Do, Done, LockKind, Locked, OpId};
-use super::{Engine, TaskId, Wake};
-use crate::core::journal::IntentRecord;
+use super::io::{Do, Done, LockKind, Locked};
+use super::{Engine, Line, TaskId, Wake};
 use crate::core::text::text;
-
-#[derive(Debug)]
-pub(super) struct Line {
-    scope: String,
-    /// The scope lock's op, and its answer once come.
-    lock: OpId,
-    pub(super) locked: Option<Locked>,
-    /// The sends that joined, in the order of their calls; the one at
-    /// `next` takes its place now, those after it wait.
-    queue: Vec<TaskId>,
-    next: usize,
-    /// Places written and not stored yet.
-    writes: u32,
-    /// The scope as listed under this hold, with the places taken since.
-    pub(super) view: Option<Vec<IntentRecord>>,
-}
 
 impl Engine {
     /// Where `scope`'s line is, if this client has one.

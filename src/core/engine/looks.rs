@@ -5,7 +5,7 @@
 
 use super::io::{Ask, Do, Done, Failure};
 use super::requests::{self, Asked};
-use super::{Child, ConfirmWith, Engine, Next, Task, TaskId, Wake};
+use super::{Child, ConfirmWith, Engine, Next, Step, Task, TaskId, Wake};
 use crate::core::machine::{ConfirmAnswer, Look, LookAnswer};
 use crate::core::protocol::{ConfirmQuery, JsonValue, QueryShape, NEVER_USED_REQUEST_ID};
 use crate::core::text::text;
@@ -30,6 +30,16 @@ pub(super) enum LookTask {
     },
     /// The caller's confirmer is asked.
     Callback(Look),
+}
+
+impl Step for LookTask {
+    fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
+        engine.step_look(me, *self, wake)
+    }
+
+    fn stop(self: Box<Self>, _: &mut Engine, _: &str) -> Result<Child, Task> {
+        Err(self)
+    }
 }
 
 impl Engine {
@@ -68,7 +78,7 @@ impl Engine {
         match ask {
             Some(ask) => {
                 self.op(id, ask);
-                self.place(id, None, Next::Keep(Task::Look(task)));
+                self.place(id, None, Next::Keep(Box::new(task)));
             }
             None => {
                 let next = self.step_look(id, task, Wake::Op(Done::Headers(Ok(Vec::new()))));
@@ -77,16 +87,16 @@ impl Engine {
         }
     }
 
-    pub(super) fn step_look(&mut self, me: TaskId, task: LookTask, wake: Wake) -> Next {
+    fn step_look(&mut self, me: TaskId, task: LookTask, wake: Wake) -> Next {
         let Wake::Op(done) = wake else {
             self.unasked(&wake, "a look");
-            return Next::Keep(Task::Look(task));
+            return Next::Keep(Box::new(task));
         };
         let (look, answer) = match (task, done) {
             (LookTask::Headers(look), Done::Headers(extra)) => {
                 let extra = extra.unwrap_or_default();
                 match self.check_shape(me, look, extra) {
-                    Ok(task) => return Next::Keep(Task::Look(task)),
+                    Ok(task) => return Next::Keep(Box::new(task)),
                     Err(unanswered) => unanswered,
                 }
             }
@@ -95,7 +105,7 @@ impl Engine {
                     ConfirmAnswer::NotAppended => {
                         self.shape_checked.push(path);
                         match self.ask(me, look, &extra) {
-                            Ok(task) => return Next::Keep(Task::Look(task)),
+                            Ok(task) => return Next::Keep(Box::new(task)),
                             Err(unanswered) => unanswered,
                         }
                     }
@@ -129,7 +139,7 @@ impl Engine {
             (LookTask::Callback(look), Done::Looked(answer)) => (look, answer),
             (task, done) => {
                 self.unasked(&Wake::Op(done), "a look");
-                return Next::Keep(Task::Look(task));
+                return Next::Keep(Box::new(task));
             }
         };
         self.probe.handle_look(self.now, look.id, answer);

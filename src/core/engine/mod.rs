@@ -28,7 +28,7 @@
 //! history probe's looks ([`looks`]).
 
 pub mod answers;
-mod calls;
+pub mod calls;
 mod drive;
 pub mod events;
 pub mod io;
@@ -39,7 +39,6 @@ pub mod store;
 
 use std::collections::VecDeque;
 
-pub use calls::{failed_outcome, invalid, journal_failure, Read, SendMode};
 pub use io::{
     Ask, CallId, Do, Done, Entry, Failure, HistoryStatus, Io, LockKind, Locked, OpId, Reply,
     ReportValue, Request, Sink, Swap,
@@ -140,7 +139,7 @@ enum Child {
     Listing(Result<Listing, StoreError>),
     Removed(Result<(), StoreError>),
     Drove(Box<Outcome>),
-    Resumed(usize, calls::Resumed),
+    Resumed(usize, Resumed),
     Nothing,
 }
 
@@ -151,14 +150,32 @@ enum Next {
     Done(Child),
 }
 
-/// Every kind of task.
+/// What a resume found of one intent.
 #[derive(Debug)]
-enum Task {
-    Store(store::StoreTask),
-    Drive(Box<drive::DriveTask>),
-    Call(Box<calls::CallTask>),
-    Look(looks::LookTask),
+enum Resumed {
+    Driven(Box<Outcome>),
+    Busy(String),
+    Nothing,
 }
+
+/// A task's state between its steps. Each kind steps itself on the engine
+/// (a storage procedure, [`store`]; an intent's drive, [`drive`]; a public
+/// call, [`calls`]; a look of the history probe, [`looks`]), so the
+/// engine's one table holds every kind and names none.
+trait Step: std::fmt::Debug {
+    /// Goes on from `wake`: kept in its new state, or done with its result.
+    fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next;
+    /// The intent it works on ([`Engine::intent_of`]).
+    fn intent_id(&self) -> Option<&str> {
+        None
+    }
+    /// Ended now if it is an intent's drive ([`Engine::stop_drives`]), with
+    /// its result; any other task is given back.
+    fn stop(self: Box<Self>, engine: &mut Engine, why: &str) -> Result<Child, Task>;
+}
+
+/// Every kind of task ([`Step`]).
+type Task = Box<dyn Step>;
 
 /// A call whose caller may leave (a signal) or wants to hear its intent's
 /// id (`onIntent`): what its drive wrote last, for the `Aborted` error.
@@ -208,7 +225,7 @@ pub struct Engine {
     /// The scopes of those callers, one entry each.
     waiting_scopes: Vec<String>,
     /// The scopes this client's sends are taking places in.
-    lines: Vec<line::Line>,
+    lines: Vec<Line>,
     watched: Vec<Watched>,
     /// Messages from other tabs dropped as unreadable or implausible.
     dropped: u32,
@@ -217,6 +234,23 @@ pub struct Engine {
     /// The count paths whose answers to the `filter` shape were checked
     /// (a requestId never used counted 0): trusted from then on.
     shape_checked: Vec<String>,
+}
+
+/// A scope's line in this client ([`line`]).
+#[derive(Debug)]
+struct Line {
+    scope: String,
+    /// The scope lock's op, and its answer once come.
+    lock: OpId,
+    locked: Option<Locked>,
+    /// The sends that joined, in the order of their calls; the one at
+    /// `next` takes its place now, those after it wait.
+    queue: Vec<TaskId>,
+    next: usize,
+    /// Places written and not stored yet.
+    writes: u32,
+    /// The scope as listed under this hold, with the places taken since.
+    view: Option<Vec<IntentRecord>>,
 }
 
 /// A live task: its parent (woken with its result) and its state (taken
@@ -339,11 +373,7 @@ impl Engine {
                 task: state,
                 ..
             } = &self.tasks[index(&self.tasks, task, |t| t.id)?];
-            let id = match state {
-                Some(Task::Drive(d)) => Some(d.intent_id()),
-                Some(Task::Call(c)) => c.intent_id(),
-                _ => None,
-            };
+            let id = state.as_ref().and_then(|t| t.intent_id());
             if id.is_some() {
                 return id;
             }
@@ -465,30 +495,6 @@ impl Engine {
         self.run();
     }
 
-    /// Call `call`'s caller stopped waiting (its signal aborted): the call
-    /// settles at once with `Aborted`, saying what was written; the intent
-    /// is not withdrawn, and its drive goes on.
-    pub fn caller_left(&mut self, now: i64, call: CallId) {
-        self.now = now;
-        let Some(w) = self.watched.iter_mut().find(|w| w.call == call) else {
-            return;
-        };
-        if w.left {
-            return;
-        }
-        w.left = true;
-        let outcome = calls::aborted(w.record.as_ref(), w.sent);
-        self.io.push_back(Io {
-            op: 0,
-            what: Do::Settle(call, Reply::Failed(Box::new(outcome))),
-        });
-        // A queued caller's wait ends with it.
-        for (task, _) in &self.listening {
-            self.wakes.push_back((*task, Wake::Poke(false)));
-        }
-        self.run();
-    }
-
     // ------------------------------------------------------------ plumbing
 
     /// Asks the executor to do `what` for task `task`; the answer wakes it.
@@ -593,12 +599,7 @@ impl Engine {
                 self.unasked(&wake, "a task between its steps");
                 continue;
             };
-            let next = match task {
-                Task::Store(t) => self.step_store(id, t, wake),
-                Task::Drive(t) => self.step_drive(id, t, wake),
-                Task::Call(t) => self.step_call(id, t, wake),
-                Task::Look(t) => self.step_look(id, t, wake),
-            };
+            let next = task.step(self, id, wake);
             self.place(id, parent, next);
         }
     }
@@ -672,7 +673,7 @@ impl Engine {
                 }
                 ProbeAction::LookForEscalated => self.look_for_escalated(),
                 ProbeAction::DriveEscalated => {
-                    self.spawn(None, Task::Call(Box::new(calls::CallTask::resume(0, true))));
+                    self.resume_escalated();
                 }
             }
         }

@@ -8,9 +8,9 @@
 
 use proptest::prelude::*;
 
+use super::calls::SendMode;
 use super::io::Reply;
 use super::tests::{intent, Fault, World};
-use super::SendMode;
 
 #[derive(Clone, Debug)]
 enum Step {

@@ -17,7 +17,7 @@
 //! and the record written back without it.
 
 use super::io::{Do, Done, Entry, Swap};
-use super::{Child, Engine, Next, TaskId, Wake};
+use super::{Child, Engine, Next, Step, Task, TaskId, Wake};
 use crate::core::journal::{
     derived_request_id, IntentRecord, JournalError, Listing, Quarantined, ReadBack, Reader,
     RecordError, StoreError, StoredRecord, Unavailable,
@@ -61,6 +61,16 @@ pub(super) enum StoreTask {
     List(ListTask),
     /// Keys removed in one batch.
     Remove,
+}
+
+impl Step for StoreTask {
+    fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
+        engine.step_store(me, *self, wake)
+    }
+
+    fn stop(self: Box<Self>, _: &mut Engine, _: &str) -> Result<Child, Task> {
+        Err(self)
+    }
 }
 
 /// A listing in progress.
@@ -129,7 +139,7 @@ impl Engine {
             or_key,
             failed: None,
         };
-        let me = self.child(parent, super::Task::Store(task));
+        let me = self.child(parent, Box::new(task));
         let key = key(&self.config.namespace, id);
         self.op(me, Do::Get { key });
     }
@@ -138,7 +148,7 @@ impl Engine {
     pub(super) fn write(&mut self, parent: TaskId, record: &IntentRecord) {
         let me = self.child(
             parent,
-            super::Task::Store(StoreTask::Write {
+            Box::new(StoreTask::Write {
                 record: Box::new(record.clone()),
                 evicting: None,
             }),
@@ -205,7 +215,7 @@ impl Engine {
             scrub: Vec::new(),
             keep,
         });
-        let me = self.child(parent, super::Task::Store(task));
+        let me = self.child(parent, Box::new(task));
         self.op(me, first);
     }
 
@@ -215,7 +225,7 @@ impl Engine {
             .iter()
             .map(|id| key(&self.config.namespace, id))
             .collect();
-        let me = self.child(parent, super::Task::Store(StoreTask::Remove));
+        let me = self.child(parent, Box::new(StoreTask::Remove));
         self.op(me, Do::Remove { keys });
     }
 
@@ -223,7 +233,7 @@ impl Engine {
     pub(super) fn set_aside(&mut self, parent: TaskId, id: &str) {
         let ns = &self.config.namespace;
         let (from, to) = (key(ns, id), text!(aside_prefix(ns), id));
-        let me = self.child(parent, super::Task::Store(StoreTask::Remove));
+        let me = self.child(parent, Box::new(StoreTask::Remove));
         let reason = "its handling stopped the module twice".into();
         self.op(me, Do::Aside { from, to, reason });
     }
@@ -242,10 +252,10 @@ impl Engine {
         }
     }
 
-    pub(super) fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
+    fn step_store(&mut self, me: TaskId, task: StoreTask, wake: Wake) -> Next {
         let Wake::Op(done) = wake else {
             self.unasked(&wake, "storage");
-            return Next::Keep(super::Task::Store(task));
+            return Next::Keep(Box::new(task));
         };
         match (task, done) {
             (
@@ -262,7 +272,7 @@ impl Engine {
                         let derived = derived_request_id(&self.config.namespace, &id);
                         let key = key(&self.config.namespace, &derived);
                         self.op(me, Do::Get { key });
-                        return Next::Keep(super::Task::Store(StoreTask::Find {
+                        return Next::Keep(Box::new(StoreTask::Find {
                             id: derived,
                             or_key: false,
                             failed: None,
@@ -298,7 +308,7 @@ impl Engine {
                                 reason,
                             },
                         );
-                        Next::Keep(super::Task::Store(StoreTask::Find {
+                        Next::Keep(Box::new(StoreTask::Find {
                             id,
                             or_key,
                             failed: Some(failed),
@@ -313,7 +323,7 @@ impl Engine {
             (StoreTask::Remove, Done::Removed(r)) => Next::Done(Child::Removed(r)),
             (task, done) => {
                 self.unasked(&Wake::Op(done), "storage");
-                Next::Keep(super::Task::Store(task))
+                Next::Keep(Box::new(task))
             }
         }
     }
@@ -353,7 +363,7 @@ impl Engine {
             }
             _ => {}
         }
-        Next::Keep(super::Task::Store(StoreTask::List(l)))
+        Next::Keep(Box::new(StoreTask::List(l)))
     }
 
     /// The quarantine area's entries: each already moved aside, with why.
@@ -423,7 +433,7 @@ impl Engine {
             sort_by_creation(&mut l.listing.records);
             return Next::Done(Child::Listing(Ok(l.listing)));
         };
-        Next::Keep(super::Task::Store(StoreTask::List(l)))
+        Next::Keep(Box::new(StoreTask::List(l)))
     }
 
     /// Refusing to send because storage is full is right; refusing because
@@ -441,9 +451,7 @@ impl Engine {
         evicting: Option<Evicting>,
         done: Done,
     ) -> Next {
-        let keep = |record, evicting| {
-            Next::Keep(super::Task::Store(StoreTask::Write { record, evicting }))
-        };
+        let keep = |record, evicting| Next::Keep(Box::new(StoreTask::Write { record, evicting }));
         match (evicting, done) {
             (_, Done::Put(Ok(Swap::Done))) => Next::Done(Child::Wrote(Ok(record.revision + 1))),
             (_, Done::Put(Ok(Swap::Lost(current)))) => {
@@ -522,7 +530,7 @@ impl Engine {
         ev.gone = upto;
         ev.removing = true;
         self.op(me, Do::Remove { keys });
-        Next::Keep(super::Task::Store(StoreTask::Write {
+        Next::Keep(Box::new(StoreTask::Write {
             record,
             evicting: Some(ev),
         }))

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::calls::{Read, SendMode};
 use super::io::*;
 use super::*;
 use crate::core::journal::record::decode_json_text;
