@@ -1,8 +1,10 @@
 // The layers of src/ hold: data flows js -> web -> core, never up. A file of
 // `web` may not use `crate::js`, a file of `core` neither `crate::web` nor
 // `crate::js`, and no JS helper of `web` may import one of `js`. Inside a
-// layer, no two files hold each other, directly or round a longer circle
-// (a module's mod.rs and its own files excepted: Rust declares them there).
+// layer, no two files hold each other, directly or round a longer circle: a
+// module's mod.rs counts as any file (its `mod` lines aside), so a child
+// using its parent's items and the parent naming the child's is a circle; a
+// name a mod.rs only re-exports is the child file's.
 //
 //   node scripts/check-layers.mjs        (npm test runs it)
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
@@ -21,13 +23,32 @@ function files(dir) {
 
 const layerOf = (file) => relative(src, file).split("/")[0];
 
-/** The file a module path (`crate::web::executor::Executor`) is in, by its longest existing prefix. */
+/** The file a module path (`crate::web::executor::Executor`) is in, by its longest existing prefix;
+ * a name a mod.rs re-exports from one of its files (`pub use io::Do;`) is in that file. */
 function resolve(segments) {
   for (let n = segments.length; n > 0; n--) {
     const base = join(src, ...segments.slice(0, n));
-    for (const candidate of [`${base}.rs`, join(base, "mod.rs")]) if (existsSync(candidate)) return candidate;
+    for (const candidate of [`${base}.rs`, join(base, "mod.rs")]) {
+      if (!existsSync(candidate)) continue;
+      const from = candidate.endsWith("mod.rs") && n < segments.length && reexports(candidate).get(segments[n]);
+      return from ? resolve([...segments.slice(0, n), from, segments[n]]) : candidate;
+    }
   }
   return null;
+}
+
+/** What a mod.rs re-exports from its own files: name -> the file's module name. */
+const reexported = new Map();
+function reexports(file) {
+  if (!reexported.has(file)) {
+    const names = new Map();
+    for (const m of code(readFileSync(file, "utf8")).matchAll(/\bpub(?:\([^)]*\))?\s+use\s+(\w+)::(?:\{([^}]*)\}|(\w+))\s*;/g)) {
+      if (["crate", "super", "self"].includes(m[1])) continue;
+      for (const name of (m[2] ?? m[3]).split(",").map((n) => n.trim().split(/\s+as\s+/).pop()).filter(Boolean)) names.set(name, m[1]);
+    }
+    reexported.set(file, names);
+  }
+  return reexported.get(file);
 }
 
 /** The module path of a Rust file: src/web/executor.rs -> [web, executor]; a mod.rs is its folder. */
@@ -53,6 +74,15 @@ for (const file of files(src)) {
       const self = file.endsWith("mod.rs") ? here : here.slice(0, -1);
       used.add(resolve([...self.slice(0, Math.max(0, self.length - ups + 1)), ...m[2].split("::")]));
     }
+    // A mod.rs naming its own files (`pub use io::Do`, `calls::aborted(…)`).
+    if (file.endsWith("mod.rs")) {
+      const children = [...text.matchAll(/^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/gm)].map((m) => m[1]);
+      for (const child of children) {
+        for (const m of text.matchAll(new RegExp(`(?<![:\\w])${child}((?:::\\w+)+)`, "g"))) {
+          used.add(resolve([...here, child, ...m[1].split("::").slice(1)]));
+        }
+      }
+    }
     for (const m of text.matchAll(/\bmodule\s*=\s*""/g)) void m; // snippet paths are strings: read below
     for (const m of readFileSync(file, "utf8").matchAll(/module\s*=\s*"\/src\/([^"]+)"/g)) used.add(join(src, m[1]));
   } else {
@@ -72,15 +102,14 @@ for (const file of files(src)) {
   }
 }
 
-// Circles between files of one layer (a module's mod.rs and its files excepted).
-const parentOf = (a, b) => a.endsWith("mod.rs") && dirname(a) === dirname(b) && b !== a;
+// Circles between files of one layer.
 const state = new Map();
 const stack = [];
 function visit(file) {
   state.set(file, "open");
   stack.push(file);
   for (const next of edges.get(file) ?? []) {
-    if (!edges.has(next) || layerOf(next) !== layerOf(file) || parentOf(file, next) || parentOf(next, file)) continue;
+    if (!edges.has(next) || layerOf(next) !== layerOf(file)) continue;
     if (state.get(next) === "open") {
       const circle = stack.slice(stack.indexOf(next)).map((f) => relative(root, f));
       problems.push(`a circle of files: ${[...circle, circle[0]].join(" -> ")}`);

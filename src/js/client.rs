@@ -18,9 +18,10 @@ use crate::core::journal::JournalError;
 use crate::core::machine::{Outcome, Status, SuccessValue};
 use crate::core::protocol::CommandStage;
 use crate::core::text::text;
-use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler, LARGE_BODY};
+use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler};
 use crate::web::random::CryptoRandom;
 use crate::web::storage::indexed_db;
+use crate::web::LARGE_BODY;
 use crate::web::{time, to_js, JsFailure};
 
 #[wasm_bindgen(module = "/src/js/support.js")]

@@ -54,12 +54,6 @@ const SLICE_MS: i64 = 8;
 /// slice at a time ([`Executor::settle_slices`]).
 const SLICE_RECORDS: usize = 64;
 
-/// A body at least this long (bytes of JSON text) is sent from the task
-/// after the caller's: the caller's task copies and reads it, the next
-/// fingerprints and records it, so neither holds the page for the whole
-/// (a 900 KB body's was one task of about 50 ms).
-pub const LARGE_BODY: usize = 128 * 1024;
-
 /// A send started in a later task: its call, the start, and whether its
 /// caller left meanwhile (told to the engine once it has started).
 type Later = (CallId, Box<dyn FnOnce(&mut Engine, i64)>, bool);
@@ -266,7 +260,7 @@ pub struct Executor {
     /// its requests a slice per task, not all in one.
     slice: Cell<(Option<i64>, u32, bool)>,
     /// Sends started in later tasks, one a task, in the order they were
-    /// given ([`LARGE_BODY`]).
+    /// given ([`LARGE_BODY`](super::LARGE_BODY)).
     later: RefCell<Vec<Later>>,
 }
 

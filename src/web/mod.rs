@@ -120,6 +120,13 @@ extern "C" {
     ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
 }
 
+/// A body at least this long (bytes of JSON text) is sent from the task
+/// after the caller's: the caller's task copies and reads it, the next
+/// fingerprints and records it, so neither holds the page for the whole
+/// (a 900 KB body's was one task of about 50 ms). Its text stays the
+/// caller's string ([`caller_body`]).
+pub const LARGE_BODY: usize = 128 * 1024;
+
 /// A caller's command body as [`caller_json`] reads it, read from the text
 /// `JSON.stringify` makes of it: one string crosses into the module, not
 /// one per key, string and number (a 900 KB body's long task), and that
@@ -174,8 +181,8 @@ pub fn caller_body(
     let own = if as_written { text } else { to_text(&value) };
     // A large body's own text stays the caller's string, which requests
     // and writes hand back: the text never crosses out of the module again.
-    let held = (as_written && own.len() >= executor::LARGE_BODY)
-        .then(|| Box::new(held) as Box<dyn std::any::Any>);
+    let held =
+        (as_written && own.len() >= LARGE_BODY).then(|| Box::new(held) as Box<dyn std::any::Any>);
     Ok(crate::core::journal::Body::from_caller(
         value, own, floats, held,
     ))

@@ -14,17 +14,17 @@
 pub mod adapter;
 pub mod indexed_db;
 pub mod key_value;
+pub mod stored;
 
 use crate::core::text::text;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{json_from_js, JsFailure};
+use super::JsFailure;
 
-use crate::core::journal::{
-    Listing, RecordError, RecordStore, StoreError, StoredRecord, Unavailable,
-};
+use crate::core::journal::{Listing, RecordStore, StoreError, StoredRecord, Unavailable};
 
 pub use adapter::AdapterStore;
+pub use stored::{record_from_js, record_from_stored, unavailable};
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/web/storage/builtin_kv.js")]
 extern "C" {
@@ -32,55 +32,6 @@ extern "C" {
     fn local_storage_kv() -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = memoryKv)]
     fn memory_kv() -> JsValue;
-}
-
-#[wasm_bindgen::prelude::wasm_bindgen]
-extern "C" {
-    /// `JSON.parse` of a string the engine holds.
-    #[wasm_bindgen(js_namespace = JSON, catch)]
-    fn parse(text: &JsValue) -> Result<JsValue, JsValue>;
-}
-
-/// Maps a JS exception to the way storage is unavailable.
-pub fn unavailable(failure: JsFailure, writing: bool) -> StoreError {
-    StoreError::Unavailable {
-        kind: Unavailable::of(&failure.name, writing),
-        detail: failure.text(),
-    }
-}
-
-/// A record from a stored JS value, through the schema check.
-pub fn record_from_js<R: StoredRecord>(value: JsValue) -> Result<R, RecordError> {
-    if !value.is_object() {
-        return Err(RecordError::Corrupt("not an object".into()));
-    }
-    let version = js_sys::Reflect::get(&value, &JsValue::from_str("schemaVersion"))
-        .ok()
-        .and_then(|v| v.as_f64())
-        .filter(|v| v.fract() == 0.0 && *v >= 0.0)
-        .map(|v| v as u64);
-    if version.is_none() {
-        // An entry moved aside says why.
-        if let Some(why) =
-            crate::web::safe_read::get(&value, "quarantinedFor").and_then(|w| w.as_string())
-        {
-            return Err(RecordError::Corrupt(why));
-        }
-    }
-    R::check_schema(version)?;
-    let json = json_from_js(value).map_err(|e| RecordError::Corrupt(e.text()))?;
-    R::from_json(json).map_err(|e| RecordError::Corrupt(e.message()))
-}
-
-/// A record from what a store returned: JSON text, or the object it keeps.
-pub fn record_from_stored<R: StoredRecord>(value: JsValue) -> Result<R, RecordError> {
-    // The text is parsed where it is, not copied into the module and back.
-    let value = if value.is_string() {
-        parse(&value).map_err(|e| RecordError::Corrupt(JsFailure::from(e).text()))?
-    } else {
-        value
-    };
-    record_from_js(value)
 }
 
 /// The store chosen at run time by the client's `storage` option: each is
