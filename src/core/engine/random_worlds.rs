@@ -67,6 +67,82 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Calls made, by tab (a reloaded tab's calls went with it).
+struct Calls {
+    by_tab: Vec<Vec<u32>>,
+    last: u32,
+}
+
+impl Calls {
+    /// A new call of tab `tab`.
+    fn next(&mut self, tab: usize) -> u32 {
+        self.last += 1;
+        self.by_tab[tab].push(self.last);
+        self.last
+    }
+}
+
+/// Plays step `i` in the world.
+fn play(w: &mut World, calls: &mut Calls, i: usize, step: &Step) {
+    let now = w.now;
+    match *step {
+        Step::Send {
+            tab,
+            aggregate,
+            scoped,
+            key,
+            mode,
+        } => {
+            let call = calls.next(tab);
+            let id = format!("a{aggregate}");
+            let scope = scoped.then(|| format!("s{aggregate}"));
+            let key = key.map(|k| format!("k{k}-{i}"));
+            let mode = [SendMode::Outcome, SendMode::AndWait, SendMode::Stream][mode as usize];
+            w.send(
+                tab,
+                call,
+                intent(&id, key.as_deref(), scope.as_deref()),
+                mode,
+            );
+        }
+        Step::Fault { aggregate, refused } => {
+            let fault = if refused {
+                Fault::Refused
+            } else {
+                Fault::LostAfterAppend
+            };
+            w.gateway.faults.push((format!("a{aggregate}"), fault));
+        }
+        Step::History { down } => w.gateway.history_down = down,
+        Step::Resume { tab } => {
+            let call = calls.next(tab);
+            w.tabs[tab].engine.resume(now, call, false);
+        }
+        Step::Confirm { tab, nth } | Step::Withdraw { tab, nth } => {
+            let records = w.records();
+            if let Some(r) = records.get(nth % records.len().max(1)) {
+                let call = calls.next(tab);
+                let id = r.intent_id.clone();
+                if matches!(step, Step::Confirm { .. }) {
+                    w.tabs[tab].engine.confirm(now, call, &id, false);
+                } else {
+                    w.tabs[tab].engine.withdraw(now, call, &id, false);
+                }
+            }
+        }
+        Step::Reload { tab } => {
+            w.reload(tab);
+            calls.by_tab[tab].clear();
+        }
+        Step::SwitchUser { tab, user } => {
+            w.users[tab] = [Some("alice"), Some("bob"), None][user as usize].map(str::to_owned);
+            w.reload(tab);
+            calls.by_tab[tab].clear();
+        }
+        Step::Wait { ms } => w.run_until(now + ms),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -77,65 +153,16 @@ proptest! {
         // Tabs of two users and an app's anonymous one, sharing one journal.
         let mut w = World::with_users(&[Some("alice"), Some("bob"), None]);
         w.latency = latency;
-        // Calls made, by tab (a reloaded tab's calls went with it).
-        let mut calls: Vec<Vec<u32>> = vec![Vec::new(); 3];
-        let mut next_call = 1u32;
-        let mut new_call = |calls: &mut Vec<Vec<u32>>, tab: usize| {
-            let call = next_call;
-            next_call += 1;
-            calls[tab].push(call);
-            call
-        };
+        let mut calls = Calls { by_tab: vec![Vec::new(); 3], last: 0 };
         for (i, step) in steps.iter().enumerate() {
-            let now = w.now;
-            match *step {
-                Step::Send { tab, aggregate, scoped, key, mode } => {
-                    let call = new_call(&mut calls, tab);
-                    let id = format!("a{aggregate}");
-                    let scope = scoped.then(|| format!("s{aggregate}"));
-                    let key = key.map(|k| format!("k{k}-{i}"));
-                    let mode = [SendMode::Outcome, SendMode::AndWait, SendMode::Stream][mode as usize];
-                    w.send(tab, call, intent(&id, key.as_deref(), scope.as_deref()), mode);
-                }
-                Step::Fault { aggregate, refused } => {
-                    let fault = if refused { Fault::Refused } else { Fault::LostAfterAppend };
-                    w.gateway.faults.push((format!("a{aggregate}"), fault));
-                }
-                Step::History { down } => w.gateway.history_down = down,
-                Step::Resume { tab } => {
-                    let call = new_call(&mut calls, tab);
-                    w.tabs[tab].engine.resume(now, call, false);
-                }
-                Step::Confirm { tab, nth } | Step::Withdraw { tab, nth } => {
-                    let records = w.records();
-                    if let Some(r) = records.get(nth % records.len().max(1)) {
-                        let call = new_call(&mut calls, tab);
-                        let id = r.intent_id.clone();
-                        if matches!(step, Step::Confirm { .. }) {
-                            w.tabs[tab].engine.confirm(now, call, &id, false);
-                        } else {
-                            w.tabs[tab].engine.withdraw(now, call, &id, false);
-                        }
-                    }
-                }
-                Step::Reload { tab } => {
-                    w.reload(tab);
-                    calls[tab].clear();
-                }
-                Step::SwitchUser { tab, user } => {
-                    w.users[tab] = [Some("alice"), Some("bob"), None][user as usize].map(str::to_owned);
-                    w.reload(tab);
-                    calls[tab].clear();
-                }
-                Step::Wait { ms } => w.run_until(now + ms),
-            }
+            play(&mut w, &mut calls, i, step);
         }
         // History answers from now on, and the gateway loses nothing more.
         w.gateway.history_down = false;
         w.gateway.faults.clear();
         let quiet = w.now + 30 * 60_000;
         w.run_until(quiet);
-        for (tab, made) in calls.iter().enumerate() {
+        for (tab, made) in calls.by_tab.iter().enumerate() {
             for call in made {
                 prop_assert!(w.reply(tab, *call).is_some(),
                     "call {} of tab {} never settled (steps: {:?})", call, tab, steps);

@@ -406,6 +406,42 @@ impl World {
     fn perform(&mut self, t: usize, io: Io) {
         let Io { op, what } = io;
         match what {
+            Do::Get { .. }
+            | Do::List { .. }
+            | Do::Put { .. }
+            | Do::Remove { .. }
+            | Do::Aside { .. } => self.perform_storage(t, op, what),
+            Do::Lock { .. } => self.lock(t, op, what),
+            Do::Unlock { lock } => self.unlock(t, lock),
+            Do::Fetch(request) => {
+                let done = if request.url.contains("/event/") {
+                    self.gateway.history_query(&request)
+                } else {
+                    self.gateway.command(&request)
+                };
+                self.answer(t, op, done);
+            }
+            Do::Ask(_) => {
+                let token = self.users.get(t).map(|u| {
+                    let who = u.as_deref().unwrap_or("anonymous");
+                    ("Authorization".to_owned(), format!("Bearer {who}"))
+                });
+                self.answer(t, op, Done::Headers(Ok(token.into_iter().collect())));
+            }
+            Do::Announce(text) => self.announce(t, &text),
+            Do::Post(text) => self.post(t, &text),
+            Do::Listen(_) | Do::Notify(..) | Do::Told(..) => {}
+            Do::Settle(call, reply) => self.tabs[t].replies.push((call, reply)),
+            Do::Emit(call, element) => self.tabs[t].emitted.push((call, element)),
+            Do::WhenOnline => self.answer(t, op, Done::Online),
+            Do::Destroy => self.answer(t, op, Done::Removed(Ok(()))),
+            Do::Close => self.tabs[t].closed = true,
+        }
+    }
+
+    /// The journal's operations, on the shared store.
+    fn perform_storage(&mut self, t: usize, op: OpId, what: Do) {
+        match what {
             Do::Get { key } => {
                 let got = self.store.get(&key).map(|text| Self::entry(text));
                 self.answer(t, op, Done::Got(Ok(got)));
@@ -464,6 +500,13 @@ impl World {
                 }
                 self.answer(t, op, Done::Removed(Ok(())));
             }
+            _ => unreachable!("not a storage operation"),
+        }
+    }
+
+    /// A lock across tabs: held at once if free, else waited for (or busy).
+    fn lock(&mut self, t: usize, op: OpId, what: Do) {
+        match what {
             Do::Lock { kind, .. } if self.no_locks && kind != LockKind::Scope => {
                 self.answer(t, op, Done::Locked(Locked::Unsupported));
             }
@@ -484,63 +527,46 @@ impl World {
                     self.locks.waiting.push((name, t, op, until));
                 }
             }
-            Do::Unlock { lock } => self.unlock(t, lock),
-            Do::Fetch(request) => {
-                let done = if request.url.contains("/event/") {
-                    self.gateway.history_query(&request)
-                } else {
-                    self.gateway.command(&request)
-                };
-                self.answer(t, op, done);
+            _ => unreachable!("not a lock"),
+        }
+    }
+
+    /// An intent's announcement, heard by every other open tab.
+    fn announce(&mut self, t: usize, text: &str) {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let id = v["intentId"].as_str().unwrap().to_owned();
+        let state = v["state"].as_str().unwrap().to_owned();
+        for other in 0..self.tabs.len() {
+            if other != t && !self.tabs[other].closed {
+                self.tabs[other].engine.handle_announced(
+                    self.now,
+                    &id,
+                    IntentState::of_name(&state),
+                );
             }
-            Do::Ask(_) => {
-                let token = self.users.get(t).map(|u| {
-                    let who = u.as_deref().unwrap_or("anonymous");
-                    ("Authorization".to_owned(), format!("Bearer {who}"))
-                });
-                self.answer(t, op, Done::Headers(Ok(token.into_iter().collect())));
+        }
+    }
+
+    /// The probe's word, heard by every other open tab.
+    fn post(&mut self, t: usize, text: &str) {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let availability = if v["available"] == true {
+            Availability::Up
+        } else {
+            Availability::Down {
+                since: v["since"].as_i64().unwrap(),
+                next_look_at: v["nextLookAt"].as_i64().unwrap(),
+                failures: v["failures"].as_u64().unwrap() as u32,
             }
-            Do::Announce(text) => {
-                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-                let id = v["intentId"].as_str().unwrap().to_owned();
-                let state = v["state"].as_str().unwrap().to_owned();
-                for other in 0..self.tabs.len() {
-                    if other != t && !self.tabs[other].closed {
-                        self.tabs[other].engine.handle_announced(
-                            self.now,
-                            &id,
-                            IntentState::of_name(&state),
-                        );
-                    }
-                }
+        };
+        let from = v["from"].as_u64().unwrap();
+        let source = v["source"].as_str().unwrap().to_owned();
+        for other in 0..self.tabs.len() {
+            if other != t && !self.tabs[other].closed {
+                self.tabs[other]
+                    .engine
+                    .handle_heard(self.now, &source, from, availability);
             }
-            Do::Post(text) => {
-                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-                let availability = if v["available"] == true {
-                    Availability::Up
-                } else {
-                    Availability::Down {
-                        since: v["since"].as_i64().unwrap(),
-                        next_look_at: v["nextLookAt"].as_i64().unwrap(),
-                        failures: v["failures"].as_u64().unwrap() as u32,
-                    }
-                };
-                let from = v["from"].as_u64().unwrap();
-                let source = v["source"].as_str().unwrap().to_owned();
-                for other in 0..self.tabs.len() {
-                    if other != t && !self.tabs[other].closed {
-                        self.tabs[other]
-                            .engine
-                            .handle_heard(self.now, &source, from, availability);
-                    }
-                }
-            }
-            Do::Listen(_) | Do::Notify(..) | Do::Told(..) => {}
-            Do::Settle(call, reply) => self.tabs[t].replies.push((call, reply)),
-            Do::Emit(call, element) => self.tabs[t].emitted.push((call, element)),
-            Do::WhenOnline => self.answer(t, op, Done::Online),
-            Do::Destroy => self.answer(t, op, Done::Removed(Ok(()))),
-            Do::Close => self.tabs[t].closed = true,
         }
     }
 
