@@ -10,7 +10,12 @@ RELEASE_TOOLCHAIN=nightly-2026-10-30
 # and no stored text of the crate may rely on Debug (fingerprints write floats
 # with their own writer, tested equal to Debug's text natively). `wow_release`
 # lets a hot function ask to be built for speed (`optimize(speed)`, nightly).
-RELEASE_RUSTFLAGS="--cfg wow_release -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none"
+# Every function may be inlined into another crate's code, std's included
+# (`-Zcross-crate-inline-threshold=always`): each is then built where it is
+# used, with what it is called with in view, instead of once in its own
+# crate and only linked: -3.8 KB gzip of the client module, -2.1 KB of the
+# consumer's, measured.
+RELEASE_RUSTFLAGS="--cfg wow_release -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none -Zcross-crate-inline-threshold=always"
 # How std is rebuilt for the module: with panic_abort, and std's own
 # `optimize_for_size` feature (smaller sort, formatting and collection code
 # paths in std itself: -2.0 KB gzip of the client download, measured).
