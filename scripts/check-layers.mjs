@@ -12,6 +12,8 @@ import { join, dirname, relative, normalize } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 const src = join(root, "src");
+// The core is a crate of its own (crates/core), used above as `crate::core`.
+const coreSrc = join(root, "crates/core/src");
 const rank = { core: 1, web: 2, js: 3 };
 
 function files(dir) {
@@ -21,16 +23,22 @@ function files(dir) {
   });
 }
 
-const layerOf = (file) => relative(src, file).split("/")[0];
+/** A module's own file (mod.rs, or a crate's lib.rs): its module path is its folder's. */
+const isModFile = (file) => /\/(mod|lib)\.rs$/.test(file);
+const inCore = (file) => file.startsWith(coreSrc + "/");
+const layerOf = (file) => (inCore(file) ? "core" : relative(src, file).split("/")[0]);
+
+/** Where module path `segments` would be: `core::…` in the core's crate, the rest in src/. */
+const baseOf = (segments) => (segments[0] === "core" ? join(coreSrc, ...segments.slice(1)) : join(src, ...segments));
 
 /** The file a module path (`crate::web::executor::Executor`) is in, by its longest existing prefix;
  * a name a mod.rs re-exports from one of its files (`pub use io::Do;`) is in that file. */
 function resolve(segments) {
   for (let n = segments.length; n > 0; n--) {
-    const base = join(src, ...segments.slice(0, n));
-    for (const candidate of [`${base}.rs`, join(base, "mod.rs")]) {
+    const base = baseOf(segments.slice(0, n));
+    for (const candidate of [`${base}.rs`, join(base, n === 1 && segments[0] === "core" ? "lib.rs" : "mod.rs")]) {
       if (!existsSync(candidate)) continue;
-      const from = candidate.endsWith("mod.rs") && n < segments.length && reexports(candidate).get(segments[n]);
+      const from = isModFile(candidate) && n < segments.length && reexports(candidate).get(segments[n]);
       return from ? resolve([...segments.slice(0, n), from, segments[n]]) : candidate;
     }
   }
@@ -53,7 +61,9 @@ function reexports(file) {
 
 /** The module path of a Rust file: src/web/executor.rs -> [web, executor]; a mod.rs is its folder. */
 function modulePath(file) {
-  const parts = relative(src, file).replace(/\.rs$/, "").split("/");
+  const parts = inCore(file)
+    ? ["core", ...relative(coreSrc, file).replace(/\.rs$/, "").split("/")]
+    : relative(src, file).replace(/\.rs$/, "").split("/");
   if (parts.at(-1) === "mod" || parts.at(-1) === "lib") parts.pop();
   return parts;
 }
@@ -63,19 +73,21 @@ const code = (text) => text.replace(/\/\/[^\n]*/g, "").replace(/"(?:[^"\\]|\\.)*
 
 const edges = new Map(); // file -> Set(files it uses)
 const problems = [];
-for (const file of files(src)) {
+for (const file of [...files(src), ...files(coreSrc)]) {
   const text = code(readFileSync(file, "utf8"));
   const used = new Set();
   if (file.endsWith(".rs")) {
     const here = modulePath(file);
-    for (const m of text.matchAll(/\bcrate((?:::\w+)+)/g)) used.add(resolve(m[1].split("::").slice(1)));
+    for (const m of text.matchAll(/\bcrate((?:::\w+)+)/g)) {
+      used.add(resolve([...(inCore(file) ? ["core"] : []), ...m[1].split("::").slice(1)]));
+    }
     for (const m of text.matchAll(/\b((?:super::)+)(\w+(?:::\w+)*)/g)) {
       const ups = m[1].length / "super::".length;
-      const self = file.endsWith("mod.rs") ? here : here.slice(0, -1);
+      const self = isModFile(file) ? here : here.slice(0, -1);
       used.add(resolve([...self.slice(0, Math.max(0, self.length - ups + 1)), ...m[2].split("::")]));
     }
     // A mod.rs naming its own files (`pub use io::Do`, `calls::aborted(…)`).
-    if (file.endsWith("mod.rs")) {
+    if (isModFile(file)) {
       const children = [...text.matchAll(/^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/gm)].map((m) => m[1]);
       for (const child of children) {
         for (const m of text.matchAll(new RegExp(`(?<![:\\w])${child}((?:::\\w+)+)`, "g"))) {

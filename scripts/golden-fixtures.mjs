@@ -14,7 +14,7 @@
 // IndexedDB, localStorage and a caller's adapter, adds damaged entries raw,
 // and dumps each store as it holds them; it also derives the requestIds and
 // payload fingerprints of tests/golden/cases.mjs. The check is
-// tests/golden/golden.test.mjs (engines, Node) and src/core/golden.rs.
+// tests/golden/golden.test.mjs (engines, Node) and crates/core/src/golden.rs.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -38,8 +38,8 @@ const constant = (file, name) => {
   return Number(m[1]);
 };
 const schema = {
-  intents: constant("src/core/journal/record.rs", "SCHEMA_VERSION"),
-  effects: constant("src/core/consumer/record.rs", "EFFECT_SCHEMA_VERSION"),
+  intents: constant("crates/core/src/journal/record.rs", "SCHEMA_VERSION"),
+  effects: constant("crates/core/src/consumer/record.rs", "EFFECT_SCHEMA_VERSION"),
 };
 
 const versions = existsSync(golden) ? readdirSync(golden).filter((d) => /^v\d+$/.test(d)).sort((a, b) => a.slice(1) - b.slice(1)) : [];

@@ -69,7 +69,7 @@ suite layers         node scripts/check-layers.mjs
 suite clippy         cargo clippy --workspace --all-targets --all-features -- -D warnings
 suite clippy-wasm    cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 suite clippy-consumer cargo clippy --target wasm32-unknown-unknown --lib --no-default-features --features consumer -- -D warnings
-suite native         cargo test -p wow-command-client --all-features
+suite native         cargo test -p wow-command-core -p wow-command-client --all-features
 suite gateway        cargo test -p wow-test-gateway
 suite package        scripts/build.sh
 suite size           node bench/size.mjs --check
@@ -86,6 +86,10 @@ suite wasm-firefox   env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=firefox \
 suite wasm-webkit    env WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=webkit \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway
 suite wasm-node      cargo test --target wasm32-unknown-unknown --lib --test storage_adapter --test client_gateway
+# The core's own tests compiled to wasm (32-bit): in Node (V8, as Chromium)
+# and in the two other engines.
+suite wasm-core      cargo test -p wow-command-core --target wasm32-unknown-unknown --lib
+suite wasm-core-engines bash -c 'for e in firefox webkit; do WASM_BINDGEN_USE_BROWSER=1 WASM_TEST_ENGINE=$e cargo test -p wow-command-core --target wasm32-unknown-unknown --lib || exit 1; done'
 suite node           node --test tests/edge/node.test.mjs tests/edge/adapters.test.mjs tests/edge/first-hour.test.mjs tests/edge/settles.test.mjs tests/edge/trust.test.mjs tests/edge/wow9.test.mjs
 suite workerd        node --test tests/edge/workerd.test.mjs
 # A line per runtime: Deno (and its KV adapter), Bun, Vercel's edge-runtime.

@@ -27,7 +27,9 @@ static ALLOCATOR: talc::cell::TalcSyncCell<talc::wasm::WasmGrowAndClaim, talc::w
 
 #[cfg(all(test, target_arch = "wasm32"))]
 mod allocator_tests;
-pub mod core;
+/// The pure core (its own crate, `crates/core`: it cannot reach the
+/// browser), under the name the layers above use.
+pub use wow_command_core as core;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
 #[cfg(target_arch = "wasm32")]

@@ -340,7 +340,7 @@ impl WowClient {
             let expected = if decision.is_null_or_undefined() {
                 None
             } else {
-                input::CallerFields::of("decision", decision.clone())
+                input::CallerFields::of("decision", input::Caller(decision.clone()))
                     .and_then(|d| {
                         let expected = d.count("expectedVersion");
                         d.known();
@@ -563,7 +563,7 @@ impl WowClient {
     /// Reads `connect`'s options, opens the store and starts the client's
     /// executor; whether to resume at once.
     fn opened(options: &JsValue, store: Option<JsValue>) -> Result<(WowClient, bool), JsValue> {
-        let parsed = ConnectInput::read(options.clone()).map_err(config_error)?;
+        let parsed = ConnectInput::read(input::Caller(options.clone())).map_err(config_error)?;
         let Settings {
             engine,
             defaults,

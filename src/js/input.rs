@@ -13,22 +13,35 @@ pub use crate::core::connect_input::{ConnectInput, Settings};
 pub use crate::core::intent_input::{header_mistake, intent, CommandInput, Defaults};
 use crate::core::text::text;
 
-impl Given for JsValue {
+/// A value the caller gave, as the core's readers see it (the core is a
+/// crate of its own, so its trait is met by this crate's own type).
+#[derive(Clone, Debug)]
+#[repr(transparent)]
+pub struct Caller(pub JsValue);
+
+impl std::ops::Deref for Caller {
+    type Target = JsValue;
+    fn deref(&self) -> &JsValue {
+        &self.0
+    }
+}
+
+impl Given for Caller {
     type Function = js_sys::Function;
-    fn nothing() -> JsValue {
-        JsValue::UNDEFINED
+    fn nothing() -> Caller {
+        Caller(JsValue::UNDEFINED)
     }
     fn is_nothing(&self) -> bool {
         self.is_null_or_undefined()
     }
     fn is_undefined(&self) -> bool {
-        JsValue::is_undefined(self)
+        self.0.is_undefined()
     }
     fn is_record(&self) -> bool {
         self.is_object() && crate::web::safe_read::is_array(self) == Some(false)
     }
-    fn field(&self, name: &str) -> Option<JsValue> {
-        crate::web::safe_read::get(self, name)
+    fn field(&self, name: &str) -> Option<Caller> {
+        crate::web::safe_read::get(self, name).map(Caller)
     }
     fn keys(&self) -> Option<Vec<String>> {
         crate::web::safe_read::keys(self)
@@ -43,7 +56,7 @@ impl Given for JsValue {
         self.as_bool()
     }
     fn function(self) -> Option<js_sys::Function> {
-        crate::web::safe_read::function(&self)
+        crate::web::safe_read::function(&self.0)
     }
     fn strings(&self) -> Option<String> {
         // Joined in JS: one string crosses.
@@ -55,8 +68,8 @@ impl Given for JsValue {
 /// body must fit `limits`.
 #[cfg(feature = "client")]
 pub fn command(command: &JsValue, limits: crate::web::JsonLimits) -> Result<CommandInput, String> {
-    CommandInput::read(command.clone(), |body, what| {
-        crate::web::caller_body(body, what, limits)
+    CommandInput::read(Caller(command.clone()), |body, what| {
+        crate::web::caller_body(&body.0, what, limits)
     })
 }
 

@@ -45,7 +45,7 @@ export function makeCommandError(outcome) {
  */
 export const mistake = (call, message) => TypeError(`${call}: ${message}`);
 
-// A command's fields (the command reader's, in src/core/intent_input.rs; the
+// A command's fields (the command reader's, in crates/core/src/intent_input.rs; the
 // first-hour test holds the two lists together): a call option spelt as one
 // of them is told where it goes.
 const COMMAND_FIELDS = ["aggregate", "action", "method", "path", "body", "intentKey", "scope", "waitStage", "waitContext",
@@ -203,7 +203,7 @@ const OLDER = { user: null, intentKey: null, requestId: null, aggregate: null, a
 // intent of the namespace, written by this client, another tab or the
 // Service Worker (through BroadcastChannel; where there is none, this
 // runtime's clients only). The event is the announcement the module wrote
-// (src/core/engine/events.rs, `version: 1`), a copy per listener; an
+// (crates/core/src/engine/events.rs, `version: 1`), a copy per listener; an
 // announcement of an older build carries fewer fields (a build before
 // subscribe only intentId, state and revision), the others null. An event
 // older than one already delivered for the same intent (a lower revision)

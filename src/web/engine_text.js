@@ -5,7 +5,7 @@
 // A fingerprint's text of a number that is not an integer (`float_text` in
 // src/web/mod.rs): what Rust's `{:?}` writes, the text every stored
 // fingerprint was computed over (`float_text` in
-// src/core/protocol/json_value.rs is its native twin, and the module's
+// crates/core/src/protocol/json_value.rs is its native twin, and the module's
 // tests hold the two equal in each engine): the shortest round-trip digits,
 // in exponent form outside 1e-4 <= |f| < 1e16 (`1.5e-7`, `-2.5e22`),
 // otherwise always with a `.` (`0.1`, `1e15 + 0.5` as `1000000000000000.5`,
@@ -38,7 +38,7 @@ export function numbers(texts) {
 }
 
 // An epoch time in milliseconds for a message (`iso_time` in
-// src/web/mod.rs): what `iso8601` in src/core/machine/probe.rs writes for
+// src/web/mod.rs): what `iso8601` in crates/core/src/machine/probe.rs writes for
 // the years 0 to 9999; a time no Date holds is its number.
 export function isoTime(ms) {
   const date = new Date(ms);

@@ -139,7 +139,7 @@ export function channelListen(name, listener, background, of) {
   return background ? owned(stop, of) : stop;
 }
 // A listener's event (`onEvent`, `onHistory`, `onEscalated`), written by
-// the module as JSON text (src/core/engine/events.rs), delivered after the
+// the module as JSON text (crates/core/src/engine/events.rs), delivered after the
 // current task's work: never before a send it precedes; what the listener
 // returns, throws or rejects changes nothing.
 export function telemetryNote(sink, event) {

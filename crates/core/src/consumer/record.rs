@@ -1,0 +1,166 @@
+//! `EffectRecord`: what a consumer remembers of one input identity.
+
+use serde::{Deserialize, Serialize};
+
+use crate::journal::record::check_schema_version;
+use crate::journal::{RecordError, RecordKind, StoredRecord};
+use crate::protocol::json_codec::{read_name, UNKNOWN_NAME};
+use crate::protocol::{
+    FromJson, JsonError, JsonOut, JsonValue, ObjectReader, ObjectWriter, ToJson,
+};
+
+/// The schema version this build writes.
+pub const EFFECT_SCHEMA_VERSION: u32 = 1;
+
+/// The longest identity accepted (an event id, message id or business key).
+pub const MAX_IDENTITY_LEN: usize = 512;
+
+/// Where an identity's effect stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum EffectState {
+    /// Recorded before the effect ran; not known to be finished.
+    #[default]
+    Started,
+    /// The effect finished and its result is recorded.
+    Done,
+}
+
+/// One input identity's effect, as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectRecord {
+    /// Schema version ([`EFFECT_SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// Storage namespace.
+    pub namespace: String,
+    /// The input identity: also the external system's idempotency key.
+    pub identity: String,
+    /// Where the effect stands.
+    pub state: EffectState,
+    /// How many times the effect was started (more than 1 only after a
+    /// reconciliation said to run it again).
+    pub attempt: u32,
+    /// The deliverer that started the current attempt.
+    pub owner: String,
+    /// When the current attempt started (ms since the epoch).
+    pub started_at: u64,
+    /// Until when its deliverer counts as alive where no lock tells.
+    pub lease_until: u64,
+    /// When it was recorded done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
+    /// The effect's result (JSON), once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<JsonValue>,
+    /// Whether `done` came from a reconciliation rather than the effect's own return.
+    #[serde(default)]
+    pub reconciled: bool,
+    /// The last failure of the effect, if it threw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Compare-and-swap revision: 0 before the first write.
+    #[serde(default)]
+    pub revision: u64,
+}
+
+impl ToJson for EffectState {
+    fn write_json(&self, out: &mut JsonOut) {
+        match self {
+            EffectState::Started => "started",
+            EffectState::Done => "done",
+        }
+        .write_json(out)
+    }
+}
+
+impl FromJson for EffectState {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        match read_name(&value)? {
+            "started" => Ok(EffectState::Started),
+            "done" => Ok(EffectState::Done),
+            _ => Err(UNKNOWN_NAME),
+        }
+    }
+}
+
+impl ToJson for EffectRecord {
+    fn write_json(&self, out: &mut JsonOut) {
+        ObjectWriter::new(out)
+            .put("schemaVersion", &self.schema_version)
+            .put("namespace", &self.namespace)
+            .put("identity", &self.identity)
+            .put("state", &self.state)
+            .put("attempt", &self.attempt)
+            .put("owner", &self.owner)
+            .put("startedAt", &self.started_at)
+            .put("leaseUntil", &self.lease_until)
+            .some("finishedAt", &self.finished_at)
+            .some("result", &self.result)
+            .put("reconciled", &self.reconciled)
+            .some("lastError", &self.last_error)
+            .put("revision", &self.revision)
+            .done()
+    }
+}
+
+impl FromJson for EffectRecord {
+    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
+        let mut o = ObjectReader::of(value)?;
+        let read = EffectRecord {
+            schema_version: o.req("schemaVersion"),
+            namespace: o.req("namespace"),
+            identity: o.req("identity"),
+            state: o.req("state"),
+            attempt: o.req("attempt"),
+            owner: o.req("owner"),
+            started_at: o.req("startedAt"),
+            lease_until: o.req("leaseUntil"),
+            finished_at: o.opt("finishedAt"),
+            result: o.opt("result"),
+            reconciled: o.or_default("reconciled"),
+            last_error: o.opt("lastError"),
+            revision: o.or_default("revision"),
+        };
+        o.finish(read)
+    }
+}
+
+impl StoredRecord for EffectRecord {
+    const KIND: RecordKind = RecordKind::Effect;
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+    fn id(&self) -> &str {
+        &self.identity
+    }
+    fn revision(&self) -> u64 {
+        self.revision
+    }
+    fn set_revision(&mut self, revision: u64) {
+        self.revision = revision;
+    }
+    fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
+        check_schema_version(version, EFFECT_SCHEMA_VERSION)
+    }
+}
+
+/// Accepts an identity: non-empty, at most [`MAX_IDENTITY_LEN`] bytes, no
+/// control characters (it becomes a storage key and a lock name).
+pub fn check_identity(identity: &str) -> Result<(), String> {
+    if identity.trim().is_empty() {
+        return Err("the identity is empty".into());
+    }
+    if identity.len() > MAX_IDENTITY_LEN {
+        return Err(crate::text::text!(
+            "the identity is ",
+            identity.len(),
+            " bytes; at most ",
+            MAX_IDENTITY_LEN
+        ));
+    }
+    if identity.chars().any(char::is_control) {
+        return Err("the identity contains control characters".into());
+    }
+    Ok(())
+}
