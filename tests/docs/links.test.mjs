@@ -80,7 +80,7 @@ test("every protocol section and design rule the code cites is in docs/protocol.
   const rules = new Set([...readFileSync(join(root, "docs/design.md"), "utf8").matchAll(/^ ?(\d+)\. \*\*/gm)].map((m) => m[1]));
   const missing = [];
   let cited = 0;
-  for (const file of ["src", "tests", "react", "worker", "adapters", "generator", "scripts", "bench"].flatMap((d) => sources(d))) {
+  for (const file of ["src", "crates", "tests", "react", "worker", "adapters", "generator", "scripts", "bench"].flatMap((d) => sources(d))) {
     const text = readFileSync(join(root, file), "utf8");
     for (const m of text.matchAll(/PROTOCOL(?:\.md)? ?((?:§ ?\d+(?:\.\d+)?(?:[–,] ?(?:§ ?)?\d+(?:\.\d+)?)*))/g)) {
       for (const [, n] of m[1].matchAll(/(\d+(?:\.\d+)?)/g)) {
