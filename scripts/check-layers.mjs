@@ -1,10 +1,12 @@
-// The layers of src/ hold: data flows js -> web -> core, never up. A file of
+// The layers hold (src/ and the core's crate, crates/core): data flows js -> web -> core, never up. A file of
 // `web` may not use `crate::js`, a file of `core` neither `crate::web` nor
 // `crate::js`, and no JS helper of `web` may import one of `js`. Inside a
 // layer, no two files hold each other, directly or round a longer circle: a
 // module's mod.rs counts as any file (its `mod` lines aside), so a child
 // using its parent's items and the parent naming the child's is a circle; a
-// name a mod.rs only re-exports is the child file's.
+// name a mod.rs only re-exports is the child file's for the files outside
+// the module, while the module's own files name each other directly (one
+// that goes through the re-export uses the mod.rs).
 //
 //   node scripts/check-layers.mjs        (npm test runs it)
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
@@ -33,12 +35,15 @@ const baseOf = (segments) => (segments[0] === "core" ? join(coreSrc, ...segments
 
 /** The file a module path (`crate::web::executor::Executor`) is in, by its longest existing prefix;
  * a name a mod.rs re-exports from one of its files (`pub use io::Do;`) is in that file. */
-function resolve(segments) {
+function resolve(segments, by) {
   for (let n = segments.length; n > 0; n--) {
     const base = baseOf(segments.slice(0, n));
     for (const candidate of [`${base}.rs`, join(base, n === 1 && segments[0] === "core" ? "lib.rs" : "mod.rs")]) {
       if (!existsSync(candidate)) continue;
-      const from = isModFile(candidate) && n < segments.length && reexports(candidate).get(segments[n]);
+      // A module's own files name each other directly: one that goes
+      // through its mod.rs's re-export uses the mod.rs.
+      const own = by && dirname(by) === dirname(candidate);
+      const from = isModFile(candidate) && !own && n < segments.length && reexports(candidate).get(segments[n]);
       return from ? resolve([...segments.slice(0, n), from, segments[n]]) : candidate;
     }
   }
@@ -79,12 +84,12 @@ for (const file of [...files(src), ...files(coreSrc)]) {
   if (file.endsWith(".rs")) {
     const here = modulePath(file);
     for (const m of text.matchAll(/\bcrate((?:::\w+)+)/g)) {
-      used.add(resolve([...(inCore(file) ? ["core"] : []), ...m[1].split("::").slice(1)]));
+      used.add(resolve([...(inCore(file) ? ["core"] : []), ...m[1].split("::").slice(1)], file));
     }
     for (const m of text.matchAll(/\b((?:super::)+)(\w+(?:::\w+)*)/g)) {
       const ups = m[1].length / "super::".length;
       const self = isModFile(file) ? here : here.slice(0, -1);
-      used.add(resolve([...self.slice(0, Math.max(0, self.length - ups + 1)), ...m[2].split("::")]));
+      used.add(resolve([...self.slice(0, Math.max(0, self.length - ups + 1)), ...m[2].split("::")], file));
     }
     // A mod.rs naming its own files (`pub use io::Do`, `calls::aborted(…)`).
     if (isModFile(file)) {

@@ -26,7 +26,7 @@ use crate::core::text::text;
 use wasm_bindgen::JsValue;
 
 use super::key_value::{KeyValue, KeyValueStore};
-use super::unavailable;
+use super::stored::unavailable;
 use crate::core::journal::{StoreError, Unavailable};
 use crate::web::{call_and_await, JsFailure};
 

@@ -10,7 +10,7 @@
 
 use wasm_bindgen::JsValue;
 
-use super::record_from_stored;
+use super::stored::record_from_stored;
 use crate::core::journal::{
     next_revision, Listing, Quarantined, RecordError, RecordKind, RecordStore, StoreError,
     StoredRecord, Unavailable,

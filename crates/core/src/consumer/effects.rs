@@ -1,7 +1,7 @@
 //! The consumer protocol (effect records and their transitions) over a [`RecordStore`] of [`EffectRecord`]s.
 
 use super::record::{check_identity, EffectRecord, EffectState, EFFECT_SCHEMA_VERSION};
-use super::RecordStore;
+use crate::journal::RecordStore;
 use crate::journal::{Listing, StoreError};
 use crate::protocol::JsonValue;
 

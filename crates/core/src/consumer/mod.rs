@@ -18,15 +18,13 @@
 //!    failed, [`Consumer::fail`] keeps `started` (the next delivery reconciles).
 //!
 //! Pure Rust like the journal: time and the deliverer's identity come in as
-//! parameters, storage is a [`RecordStore`] of [`EffectRecord`]s.
+//! parameters, storage is a [`RecordStore`](crate::journal::RecordStore) of [`EffectRecord`]s.
 
 mod effects;
 mod record;
 
 pub use effects::{Consumer, ConsumerError, Delivery, Reconciliation, DEFAULT_LEASE_MS};
 pub use record::{check_identity, EffectRecord, EffectState, EFFECT_SCHEMA_VERSION};
-
-use crate::journal::RecordStore;
 
 #[cfg(test)]
 mod tests;

@@ -398,9 +398,9 @@ mod tests {
             "limit": 1
         });
         assert_eq!(body, expected);
-        let text = super::super::JsonOut::of(
+        let text = super::super::json_codec::JsonOut::of(
             &query().list_body(QueryShape::Condition),
-            super::super::float_text,
+            super::super::json_value::float_text,
         );
         let ours: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(ours, expected, "the wasm build's hand-written body");
@@ -418,7 +418,8 @@ mod tests {
     }
 
     fn filter_text(value: &impl ToJson) -> serde_json::Value {
-        let text = super::super::JsonOut::of(value, super::super::float_text);
+        let text =
+            super::super::json_codec::JsonOut::of(value, super::super::json_value::float_text);
         serde_json::from_str(&text).unwrap()
     }
 

@@ -222,13 +222,15 @@ impl<'de> Deserialize<'de> for ErrorCode {
 }
 
 impl super::json_codec::ToJson for ErrorCode {
-    fn write_json(&self, out: &mut super::JsonOut) {
+    fn write_json(&self, out: &mut super::json_codec::JsonOut) {
         self.as_str().write_json(out);
     }
 }
 
 impl super::json_codec::FromJson for ErrorCode {
-    fn from_json(value: super::JsonValue) -> Result<Self, super::JsonError> {
+    fn from_json(
+        value: super::json_value::JsonValue,
+    ) -> Result<Self, super::json_codec::JsonError> {
         super::json_codec::read_name(&value).map(ErrorCode::parse)
     }
 }

@@ -11,7 +11,7 @@
 
 use ::core::fmt;
 
-use super::{FloatText, JsonValue};
+use super::json_value::{FloatText, JsonValue};
 
 /// Why a value did not convert; static text, so building one formats nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -436,7 +436,7 @@ where
         + PartialEq
         + std::fmt::Debug,
 {
-    let text = JsonOut::of(value, super::float_text);
+    let text = JsonOut::of(value, super::json_value::float_text);
     let theirs: serde_json::Value = serde_json::to_value(value).unwrap();
     let ours_as_serde: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(ours_as_serde, theirs, "write_json writes what serde writes");

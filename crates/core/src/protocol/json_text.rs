@@ -9,7 +9,7 @@
 //! ([`fingerprint_float_text`]). What the reading makes is what walking
 //! the value made: every stored fingerprint and record stays as it was.
 
-use super::JsonValue;
+use super::json_value::JsonValue;
 
 /// A JSON text read, its numbers other than small integers still text.
 #[derive(Debug)]

@@ -249,6 +249,8 @@ impl AggregateRoute {
 
 #[cfg(test)]
 mod tests {
+    use super::{check_base_url, check_path};
+
     #[test]
     fn a_path_and_a_base_url_can_only_name_the_gateway() {
         for ok in [
@@ -258,7 +260,7 @@ mod tests {
             "/...",
             "/a.b/c",
         ] {
-            assert_eq!(super::check_path(ok), Ok(()), "{ok}");
+            assert_eq!(check_path(ok), Ok(()), "{ok}");
         }
         for bad in [
             "account/x",
@@ -274,7 +276,7 @@ mod tests {
             "/a\tb",
             "/a\nb",
         ] {
-            assert!(super::check_path(bad).is_err(), "{bad}");
+            assert!(check_path(bad).is_err(), "{bad}");
         }
         for ok in [
             "http://gw",
@@ -282,7 +284,7 @@ mod tests {
             "http://127.0.0.1:8080/",
             "http://[::1]:9/w/",
         ] {
-            assert_eq!(super::check_base_url(ok), Ok(()), "{ok}");
+            assert_eq!(check_base_url(ok), Ok(()), "{ok}");
         }
         for bad in [
             "gw",
@@ -295,7 +297,7 @@ mod tests {
             "http://gw/a?x",
             "https://gw\\evil",
         ] {
-            assert!(super::check_base_url(bad).is_err(), "{bad}");
+            assert!(check_base_url(bad).is_err(), "{bad}");
         }
     }
 

@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::json_codec::JsonError;
 use super::json_codec::{read_name, FromJson, JsonOut, ToJson, UNKNOWN_NAME};
-use super::{JsonError, JsonValue};
+use super::json_value::JsonValue;
 
 /// A command's processing stage, in the server's declaration order.
 ///
