@@ -6,7 +6,7 @@
 //! the same file (`tests/api/wire-fields.mjs`, run by `scripts/check-api.sh`),
 //! so a field the writer adds, drops or makes optional fails `npm test`
 //! until both the file and the declaration say it. After an intended change:
-//! `WOW_ACCEPT=1 cargo test --lib wire_fields`.
+//! `WOW_ACCEPT=1 cargo test -p wow-command-core --lib wire_fields`.
 //!
 //! Each type is written twice by its hand-written writer (what the module
 //! ships): with every optional part present and with every one absent. A
@@ -364,6 +364,6 @@ fn every_wire_type_writes_the_fields_its_declaration_has() {
     assert!(
         pinned == now,
         "the writers' fields differ from tests/api/wire-fields.json: update the .d.ts (src/js/types.rs) \
-         and the file (WOW_ACCEPT=1 cargo test --lib wire_fields); what they write now:\n{now}"
+         and the file (WOW_ACCEPT=1 cargo test -p wow-command-core --lib wire_fields); what they write now:\n{now}"
     );
 }
