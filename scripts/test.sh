@@ -17,7 +17,7 @@ counts() {
         if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
     /^# tests [0-9]+$/ { node = 1; t += $3 } /^# pass [0-9]+$/ { p += $3 } /^# fail [0-9]+$/ { f += $3 }
     /^# skipped [0-9]+$/ { s += $3 }
-    /^(pkg\/:|api:|size:|docs:|layers:|fidelity: [0-9]|chaos: )/ { $1 = $1; other = other (other ? "; " : "") $0 }
+    /^(pkg\/:|api:|size:|docs:|rustdoc:|layers:|fidelity: [0-9]|chaos: )/ { $1 = $1; other = other (other ? "; " : "") $0 }
     END {
       if (node) printf "%d tests: %d passed, %d failed, %d skipped", t, p, f, s
       else if (cargo) printf "%d passed, %d failed, %d ignored", p, f, s
@@ -77,6 +77,7 @@ suite api            scripts/check-api.sh
 # The API reference (every export documented), and the docs' links and citations.
 suite docs           scripts/docs.sh
 suite docs-links     node --test tests/docs/
+suite rustdoc        scripts/rustdoc.sh
 start_gateway
 suite wasm-chromium  env WASM_BINDGEN_USE_BROWSER=1 \
                      cargo test --target wasm32-unknown-unknown --lib --test web_storage --test storage_adapter --test client_gateway

@@ -1,6 +1,7 @@
 //! Reading the caller's options and commands: the core's readers
-//! ([`CallerFields`], [`ConnectInput`], [`CommandInput`]) decide; this
-//! answers what each of the caller's values is, without throwing.
+//! (`CallerFields`, `ConnectInput` and `CommandInput`, in the core's crate)
+//! decide; this answers what each of the caller's values is, without
+//! throwing.
 
 use wasm_bindgen::JsValue;
 

@@ -3,7 +3,7 @@
 //! ([`Done`]). It decides nothing. It holds no future: every wait on the
 //! browser (a store's promise, a fetch, a stream's next chunk, a lock, the
 //! timer, a caller's callback) is a JS promise whose end calls back one
-//! function of the module's ([`complete`]), with the executor's id and the
+//! function of the module's (`complete`), with the executor's id and the
 //! operation's; an executor that is gone is not called.
 //!
 //! What it holds from the browser (locks, readers, listeners, promise

@@ -124,7 +124,7 @@ extern "C" {
 /// after the caller's: the caller's task copies and reads it, the next
 /// fingerprints and records it, so neither holds the page for the whole
 /// (a 900 KB body's was one task of about 50 ms). Its text stays the
-/// caller's string ([`caller_body`]).
+/// caller's string (`caller_body`).
 pub const LARGE_BODY: usize = 128 * 1024;
 
 /// A caller's command body as [`caller_json`] reads it, read from the text

@@ -1,5 +1,5 @@
 //! Storage as the consumer (`IdempotentConsumer`) and the module's tests
-//! use it, meeting the core's [`IntentStore`] contract over an object of
+//! use it, meeting the core's [`IntentStore`](crate::core::journal::IntentStore) contract over an object of
 //! the storage-adapter contract (`key_value.rs`): IndexedDB (`idbKv` in
 //! `indexed_db.js`), localStorage and memory (`builtin_kv.js`) and a
 //! caller's adapter (edge KV). The command client does not come here: its

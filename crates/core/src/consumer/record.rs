@@ -145,7 +145,7 @@ impl StoredRecord for EffectRecord {
     }
 }
 
-/// Accepts an identity: non-empty, at most [`MAX_IDENTITY_LEN`] bytes, no
+/// Accepts an identity: non-empty, at most `MAX_IDENTITY_LEN` (512) bytes, no
 /// control characters (it becomes a storage key and a lock name).
 pub fn check_identity(identity: &str) -> Result<(), String> {
     if identity.trim().is_empty() {

@@ -24,8 +24,8 @@
 //! ```
 //!
 //! Tasks: storage procedures ([`store`]), a drive of one intent
-//! ([`drive`]), the public calls and the scope's turns ([`calls`]), and the
-//! history probe's looks ([`looks`]).
+//! (`drive.rs`), the public calls and the scope's turns ([`calls`]), and the
+//! history probe's looks (`looks.rs`).
 
 pub mod answers;
 pub mod calls;
@@ -364,7 +364,7 @@ impl Engine {
     /// The intent whose work (its send, its resume, its drive) operation
     /// `op`'s answer serves, if any: what
     /// the executor names as handled, so that an intent whose handling
-    /// stops the module can be set aside ([`Read::SetAside`]).
+    /// stops the module can be set aside ([`Read::SetAside`](calls::Read::SetAside)).
     pub fn intent_of(&self, op: OpId) -> Option<&str> {
         let mut task = self.ops.get(index(&self.ops, op, |o| o.op)?)?.task;
         loop {

@@ -229,7 +229,7 @@ pub fn counted(path: &str, status: u16, body: Result<JsonValue, String>) -> Conf
 }
 
 /// What a look's answer says: `status` and the parsed body (or why there
-/// is none), from `path`. A refusal is "cannot confirm" ([`refused`]).
+/// is none), from `path`. A refusal is "cannot confirm" (`refused`).
 pub fn look_answer(
     look: &Look,
     asked: &Asked,

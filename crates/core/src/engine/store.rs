@@ -4,7 +4,7 @@
 //! dropped), found by id or business key, written by compare-and-swap (and,
 //! when the store is full, after evicting settled history the journal no
 //! longer needs), listed with what had to be quarantined. Each is a task a
-//! caller waits on: its result comes back as a [`Child`].
+//! caller waits on: its result comes back as a `Child`.
 //!
 //! Records live under `wow-intents/<namespace>/<id>`; unreadable entries
 //! are moved under `wow-intents-quarantine/<namespace>/<id>`. An id holds

@@ -326,7 +326,7 @@ impl ToJson for CommandResult {
 }
 
 impl FromJson for CommandResult {
-    /// Through [`RawBody`], as the derive is (`try_from = "RawBody"`).
+    /// Through `RawBody`, as the derive is (`try_from = "RawBody"`).
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         CommandResult::try_from(RawBody::from_json(value)?).map_err(|_| JsonError {
             what: "a CommandResult without a required field",
