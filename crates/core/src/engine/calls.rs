@@ -7,13 +7,14 @@
 
 use super::drive::{lock_name, Locking};
 use super::io::{Ask, CallId, Do, Done, Io, LockKind, OpId, Reply};
-use super::{Child, Engine, Next, Resumed, Step, Task, TaskId, Wake, Watched};
+use super::{Child, Engine, Next, Resumed, Step, TaskId, Wake, Watched};
 use crate::journal::{
     new_record, prunable, redecided, replay, scope, sent_again, take_place, withdrawal,
     withdrawal_refused, Begun, IntentRecord, IntentState, JournalError, NewIntent, StoreError,
 };
+use crate::machine::outcome::error_info;
 use crate::machine::{MachineConfig, Outcome, Status};
-use crate::protocol::{CommandStage, ErrorCode, ErrorInfo, JsonValue};
+use crate::protocol::{CommandStage, ErrorCode, JsonValue};
 use crate::text::text;
 
 /// What a send call settles with.
@@ -73,10 +74,6 @@ impl Step for CallTask {
             Kind::ResumeOne(r) => Some(&r.id),
             _ => None,
         }
-    }
-
-    fn stop(self: Box<Self>, _: &mut Engine, _: &str) -> Result<Child, Task> {
-        Err(self)
     }
 }
 
@@ -520,7 +517,7 @@ impl Engine {
                         s.record.scope.as_deref().unwrap_or_default(),
                         "` stayed locked by another tab or worker; nothing was sent"
                     );
-                    let busy = failed_outcome("IntentBusy", &why, Status::Unknown, Some(false));
+                    let busy = Outcome::failed("IntentBusy", &why, Status::Unknown, Some(false));
                     return self.send_failed(me, call, s, busy);
                 }
                 self.begin(me, call, s)
@@ -1391,7 +1388,7 @@ impl Engine {
                 Err(JournalError::NotWithdrawable { record }) => {
                     let why = withdrawal_refused(&record);
                     let mut outcome = Outcome::from_record(&record);
-                    let refused = failed_outcome("NotWithdrawable", &why, Status::Unknown, None);
+                    let refused = Outcome::failed("NotWithdrawable", &why, Status::Unknown, None);
                     outcome.error = refused.error;
                     self.withdraw_failed(call, outcome.because(&why))
                 }
@@ -1980,37 +1977,9 @@ fn send_reply(mode: SendMode, outcome: Outcome) -> Reply {
     }
 }
 
-/// An outcome for a failure no command was judged by: its code and message.
-pub fn failed_outcome(
-    code: &str,
-    message: &str,
-    status: Status,
-    appended: Option<bool>,
-) -> Outcome {
-    Outcome {
-        status,
-        intent_id: String::new(),
-        request_id: String::new(),
-        intent_key: None,
-        appended,
-        result: None,
-        error: Some(ErrorInfo {
-            error_code: ErrorCode::Other(code.to_owned()),
-            error_msg: message.to_owned(),
-            binding_errors: Vec::new(),
-            succeeded: Some(false),
-        }),
-        downstream_pending: None,
-        appended_version: None,
-        appended_command_id: None,
-        reason: Some(message.to_owned()),
-        attempts: 0,
-    }
-}
-
 /// `InvalidCommand`: a call the journal cannot act on.
 pub fn invalid(message: &str) -> Outcome {
-    failed_outcome("InvalidCommand", message, Status::Rejected, Some(false))
+    Outcome::failed("InvalidCommand", message, Status::Rejected, Some(false))
 }
 
 fn no_intent(id: &str) -> Outcome {
@@ -2030,7 +1999,7 @@ pub fn journal_failure(e: JournalError) -> Outcome {
         JournalError::NotWithdrawable { .. } => ("NotWithdrawable", Status::Rejected),
         JournalError::OfAnotherUser => ("IntentOfAnotherUser", Status::Rejected),
     };
-    let mut outcome = failed_outcome(code, &e.message(), status, Some(false));
+    let mut outcome = Outcome::failed(code, &e.message(), status, Some(false));
     if let JournalError::IntentKeyReused {
         intent_key,
         request_id,
@@ -2049,19 +2018,17 @@ pub fn journal_failure(e: JournalError) -> Outcome {
 pub(super) fn aborted(record: Option<&IntentRecord>, sent: bool) -> Outcome {
     let mut outcome = match record {
         Some(r) => Outcome::from_record(r),
-        None => failed_outcome("Aborted", "", Status::Unknown, None),
+        None => Outcome::failed("Aborted", "", Status::Unknown, None),
     };
     outcome.status = Status::Unknown;
     outcome.appended = if sent { None } else { Some(false) };
     outcome.downstream_pending = None;
     outcome.appended_version = None;
     outcome.appended_command_id = None;
-    outcome.error = Some(ErrorInfo {
-        error_code: ErrorCode::Other("Aborted".into()),
-        error_msg: "the caller's wait was aborted".into(),
-        binding_errors: Vec::new(),
-        succeeded: Some(false),
-    });
+    outcome.error = Some(error_info(
+        ErrorCode::Other("Aborted".into()),
+        "the caller's wait was aborted",
+    ));
     outcome.reason = Some(if sent {
         "aborted: the outcome is not known; the intent is still driven".into()
     } else {

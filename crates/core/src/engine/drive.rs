@@ -16,7 +16,7 @@
 use super::events::{self, Detail};
 use super::io::{CallId, Do, Done, Failure, LockKind, Locked, OpId, Sink};
 use super::requests;
-use super::{Child, Engine, Next, Step, Task, TaskId, Wake};
+use super::{Child, Engine, Next, Step, TaskId, Wake};
 use crate::journal::{IntentRecord, IntentState};
 use crate::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
@@ -88,14 +88,15 @@ impl Step for DriveTask {
         Some(&self.machine.record().intent_id)
     }
 
-    /// Lets its intent's lock go; its caller hears the intent as its
+    /// The lock it holds or asked for; its caller hears the intent as its
     /// record stands.
-    fn stop(self: Box<Self>, engine: &mut Engine, why: &str) -> Result<Child, Task> {
-        if let Lock::Held(Some(lock)) | Lock::Asked(lock) = self.lock {
-            engine.tell(Do::Unlock { lock });
-        }
+    fn stop(&self, why: &str) -> Option<(Option<OpId>, Child)> {
+        let lock = match self.lock {
+            Lock::Held(lock) => lock,
+            Lock::Asked(lock) => Some(lock),
+        };
         let outcome = Outcome::from_record(self.machine.record()).because(why);
-        Ok(Child::Drove(Box::new(outcome)))
+        Some((lock, Child::Drove(Box::new(outcome))))
     }
 }
 
@@ -576,19 +577,16 @@ impl Engine {
         // Each ended drive's place is taken by the last task: looked at next.
         let mut i = 0;
         while i < self.tasks.len() {
-            let super::Slot { id, parent, task } = &mut self.tasks[i];
+            let super::Slot { id, parent, task } = &self.tasks[i];
             let (id, parent) = (*id, *parent);
-            let Some(task) = task.take() else {
+            let Some((lock, child)) = task.as_ref().and_then(|t| t.stop(why)) else {
                 i += 1;
                 continue;
             };
-            match task.stop(self, why) {
-                Ok(child) => self.place(id, parent, Next::Done(child)),
-                Err(task) => {
-                    self.tasks[i].task = Some(task);
-                    i += 1;
-                }
+            if let Some(lock) = lock {
+                self.tell(Do::Unlock { lock });
             }
+            self.place(id, parent, Next::Done(child));
         }
     }
 }

@@ -432,20 +432,11 @@ mod tests {
             text(&down),
             r#"{"waiting":3,"droppedMessages":1,"available":false,"since":5,"nextLookAt":9,"failures":2}"#
         );
-        let confirmed = Outcome {
-            status: Status::Succeeded,
-            intent_id: String::new(),
-            request_id: "r".into(),
-            intent_key: None,
-            appended: Some(true),
-            result: None,
-            error: None,
-            downstream_pending: None,
-            appended_version: Some(4),
-            appended_command_id: Some("c".into()),
-            reason: None,
-            attempts: 0,
-        };
+        let mut confirmed = Outcome::failed("Ok", "", Status::Succeeded, Some(true));
+        confirmed.error = None;
+        confirmed.request_id = "r".into();
+        confirmed.appended_version = Some(4);
+        confirmed.appended_command_id = Some("c".into());
         assert_eq!(
             text(&SuccessValue(&confirmed)),
             r#"{"requestId":"r","commandId":"c","aggregateVersion":4,"errorCode":"Ok","succeeded":true,"confirmedByHistory":true}"#

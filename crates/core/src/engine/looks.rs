@@ -5,7 +5,7 @@
 
 use super::io::{Ask, Do, Done, Failure};
 use super::requests::{self, Asked};
-use super::{Child, ConfirmWith, Engine, Next, Step, Task, TaskId, Wake};
+use super::{Child, ConfirmWith, Engine, Next, Step, TaskId, Wake};
 use crate::machine::{ConfirmAnswer, Look, LookAnswer};
 use crate::protocol::{ConfirmQuery, JsonValue, QueryShape, NEVER_USED_REQUEST_ID};
 use crate::text::text;
@@ -35,10 +35,6 @@ pub(super) enum LookTask {
 impl Step for LookTask {
     fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
         engine.step_look(me, *self, wake)
-    }
-
-    fn stop(self: Box<Self>, _: &mut Engine, _: &str) -> Result<Child, Task> {
-        Err(self)
     }
 }
 

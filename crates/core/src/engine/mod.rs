@@ -169,9 +169,11 @@ trait Step: std::fmt::Debug {
     fn intent_id(&self) -> Option<&str> {
         None
     }
-    /// Ended now if it is an intent's drive ([`Engine::stop_drives`]), with
-    /// its result; any other task is given back.
-    fn stop(self: Box<Self>, engine: &mut Engine, why: &str) -> Result<Child, Task>;
+    /// If it is an intent's drive, what ending it now ([`Engine::stop_drives`])
+    /// leaves: the lock to let go, and the result for its caller.
+    fn stop(&self, _why: &str) -> Option<(Option<OpId>, Child)> {
+        None
+    }
 }
 
 /// Every kind of task ([`Step`]).

@@ -17,7 +17,7 @@
 //! and the record written back without it.
 
 use super::io::{Do, Done, Entry, Swap};
-use super::{Child, Engine, Next, Step, Task, TaskId, Wake};
+use super::{Child, Engine, Next, Step, TaskId, Wake};
 use crate::journal::{
     derived_request_id, IntentRecord, JournalError, Listing, Quarantined, ReadBack, Reader,
     RecordError, StoreError, StoredRecord, Unavailable,
@@ -66,10 +66,6 @@ pub(super) enum StoreTask {
 impl Step for StoreTask {
     fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
         engine.step_store(me, *self, wake)
-    }
-
-    fn stop(self: Box<Self>, _: &mut Engine, _: &str) -> Result<Child, Task> {
-        Err(self)
     }
 }
 

@@ -34,7 +34,7 @@ use crate::text::text;
 use std::collections::VecDeque;
 
 use super::backoff::{backoff_ms, Jitter};
-use super::outcome::{Outcome, Status};
+use super::outcome::{error_info, Outcome, Status};
 use crate::journal::{Attempt, AttemptOutcome, IntentRecord, IntentState, StoreError, WaitEnd};
 use crate::protocol::{
     CommandResult, CommandStage, ConfirmQuery, ErrorClass, ErrorCode, ErrorInfo, JsonResponse,
@@ -1088,15 +1088,5 @@ impl IntentMachine {
                 self.persist_then(now, IntentState::Unknown, reason, Then::Confirm(why));
             }
         }
-    }
-}
-
-/// An ErrorInfo for failures the client itself observed.
-fn error_info(code: ErrorCode, msg: &str) -> ErrorInfo {
-    ErrorInfo {
-        error_code: code,
-        error_msg: msg.to_owned(),
-        binding_errors: Vec::new(),
-        succeeded: Some(false),
     }
 }

@@ -144,20 +144,15 @@ impl Outcome {
             | IntentState::Unknown
             | IntentState::Queued => Status::Unknown,
         };
-        let said = |code: &str, msg: String| ErrorInfo {
-            error_code: ErrorCode::Other(code.into()),
-            error_msg: msg,
-            binding_errors: Vec::new(),
-            succeeded: Some(false),
-        };
+        let said = |code: &str, msg: &str| error_info(ErrorCode::Other(code.into()), msg);
         let error = match (record.state, &record.waits_for) {
             (IntentState::Withdrawn, _) => Some(said(
                 "Withdrawn",
-                "withdrawn by the caller before it was sent: nothing was sent".into(),
+                "withdrawn by the caller before it was sent: nothing was sent",
             )),
             (IntentState::Queued, waits_for) => Some(said(
                 "Queued",
-                crate::text::text!(
+                &crate::text::text!(
                     "nothing was sent yet: it waits for intent ",
                     waits_for.as_deref().unwrap_or("(an earlier one)"),
                     " of scope `",
@@ -193,6 +188,24 @@ impl Outcome {
         }
     }
 
+    /// An outcome for a failure no command was judged by: its code and message.
+    pub fn failed(code: &str, message: &str, status: Status, appended: Option<bool>) -> Outcome {
+        Outcome {
+            status,
+            intent_id: String::new(),
+            request_id: String::new(),
+            intent_key: None,
+            appended,
+            result: None,
+            error: Some(error_info(ErrorCode::Other(code.to_owned()), message)),
+            downstream_pending: None,
+            appended_version: None,
+            appended_command_id: None,
+            reason: Some(message.to_owned()),
+            attempts: 0,
+        }
+    }
+
     /// The outcome with `reason` as its reason.
     pub fn because(mut self, reason: &str) -> Outcome {
         self.reason = Some(reason.to_owned());
@@ -202,5 +215,15 @@ impl Outcome {
     /// The error code, when the outcome is a failure.
     pub fn error_code(&self) -> Option<&ErrorCode> {
         self.error.as_ref().map(|e| &e.error_code)
+    }
+}
+
+/// An ErrorInfo for a failure the client itself observed.
+pub(crate) fn error_info(code: ErrorCode, msg: &str) -> ErrorInfo {
+    ErrorInfo {
+        error_code: code,
+        error_msg: msg.to_owned(),
+        binding_errors: Vec::new(),
+        succeeded: Some(false),
     }
 }
