@@ -8,7 +8,7 @@ mod support;
 use support::*;
 use wasm_bindgen_test::*;
 use wow_command_client::core::journal::{
-    Journal, JournalError, SeededRandom, StoreError, Unavailable,
+    Journal, JournalError, RecordError, SeededRandom, StoreError, Unavailable,
 };
 use wow_command_client::web::storage::AnyStore;
 
@@ -61,8 +61,21 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
         &format!("wow-intents-quarantine/{ns}/bad")
     ));
     assert!(!adapter_raw_has(&adapter, &format!("wow-intents/{ns}/bad")));
-    // Still reported on the next listing: never dropped silently.
-    assert_eq!(journal.list().await.unwrap().quarantined.len(), 1);
+    // Kept as the client's executor keeps it (one store path): what was
+    // found, and why it was moved.
+    let kept = adapter_raw_get(&adapter, &format!("wow-intents-quarantine/{ns}/bad")).unwrap();
+    let kept = js_sys::JSON::parse(&kept).unwrap();
+    let field = |name: &str| {
+        js_sys::Reflect::get(&kept, &name.into())
+            .unwrap()
+            .as_string()
+    };
+    assert_eq!(field("value").as_deref(), Some("{not json"));
+    let why = field("quarantinedFor").expect("kept with why");
+    // Still reported on the next listing, with why: never dropped silently.
+    let listing = journal.list().await.unwrap();
+    assert_eq!(listing.quarantined.len(), 1);
+    assert_eq!(listing.quarantined[0].reason, RecordError::Corrupt(why));
     // A record written by a newer build is reported but left where it is.
     adapter_raw_set(
         &adapter,

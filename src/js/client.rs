@@ -17,12 +17,11 @@ use crate::core::engine::{Engine, Reply, ReportValue};
 use crate::core::journal::JournalError;
 use crate::core::machine::{Outcome, Status, SuccessValue};
 use crate::core::protocol::CommandStage;
-use crate::core::text::text;
-use crate::web::executor::{open_store, CallEntry, Callbacks, Executor, Settler};
+use crate::web::executor::{CallEntry, Callbacks, Executor, Settler};
 use crate::web::random::CryptoRandom;
 use crate::web::storage::indexed_db;
 use crate::web::LARGE_BODY;
-use crate::web::{time, to_js, JsFailure};
+use crate::web::{time, to_js};
 
 #[wasm_bindgen(module = "/src/js/support.js")]
 extern "C" {
@@ -60,14 +59,6 @@ extern "C" {
 extern "C" {
     /// The client moves to a fresh instance if this one stops.
     fn carry(client: &JsValue, options: &JsValue, store: &JsValue);
-}
-
-#[wasm_bindgen(module = "/src/web/storage/builtin_kv.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = localStorageKv, catch)]
-    fn local_storage_kv() -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = memoryKv)]
-    fn memory_kv() -> JsValue;
 }
 
 /// A `CommandError` carrying `outcome`.
@@ -571,7 +562,8 @@ impl WowClient {
         } = parsed.settings().map_err(config_error)?;
         let store = match store {
             Some(store) => store,
-            None => open_journal(&parsed.storage, within_ms, &engine.namespace)
+            None => crate::web::storage::open(&parsed.storage, within_ms, &engine.namespace)
+                .map(JsValue::from)
                 .map_err(|e| error(&journal_failure(JournalError::Storage(e))))?,
         };
         let callbacks = Callbacks {
@@ -690,46 +682,6 @@ impl WowClient {
         }
         true
     }
-}
-
-/// The journal's store by the `storage` option: IndexedDB by default,
-/// `localStorage`, `memory` (by explicit opt-in), or a caller's adapter
-/// (each operation bounded by `within_ms`).
-fn open_journal(
-    storage: &JsValue,
-    within_ms: u32,
-    namespace: &str,
-) -> Result<JsValue, crate::core::journal::StoreError> {
-    use crate::core::journal::{StoreError, Unavailable};
-    let missing = |detail: String| StoreError::Unavailable {
-        kind: Unavailable::Missing,
-        detail,
-    };
-    let (kv, builtin, immediate) = match storage.as_string().as_deref() {
-        None if storage.is_null_or_undefined() => {
-            (indexed_db::adapter(namespace).into(), true, false)
-        }
-        Some("indexedDB") => (indexed_db::adapter(namespace).into(), true, false),
-        Some("localStorage") => {
-            let kv = local_storage_kv()
-                .map_err(|e| crate::web::storage::unavailable(JsFailure::from(e), false))?;
-            if kv.is_null_or_undefined() {
-                return Err(missing("localStorage is not available here".into()));
-            }
-            (kv, true, true)
-        }
-        Some("memory") => (memory_kv(), true, true),
-        Some(other) => {
-            return Err(missing(text!(
-                "unknown storage `",
-                other,
-                "`: use 'indexedDB', 'localStorage', 'memory' or an adapter"
-            )))
-        }
-        None => (storage.clone(), false, false),
-    };
-    let timeout = if builtin { 0 } else { within_ms };
-    open_store(&kv, builtin, immediate, timeout).map_err(|e| missing(JsFailure::from(e).message))
 }
 
 /// What a call's caller gets at its end.

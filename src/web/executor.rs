@@ -86,18 +86,6 @@ extern "C" {
     ) -> js_sys::Promise;
 }
 
-#[wasm_bindgen(module = "/src/web/storage/store.js")]
-extern "C" {
-    /// The journal's store over a key-value object.
-    #[wasm_bindgen(js_name = openStore, catch)]
-    pub fn open_store(
-        kv: &JsValue,
-        builtin: bool,
-        immediate: bool,
-        timeout_ms: u32,
-    ) -> Result<JsValue, JsValue>;
-}
-
 #[wasm_bindgen(module = "/src/web/network.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatewayFetch, catch)]
@@ -286,7 +274,7 @@ fn callback() -> js_sys::Function {
 }
 
 impl Executor {
-    /// An executor for `engine` over `store` (from [`open_store`]); calls
+    /// An executor for `engine` over `store` (from [`open`](super::storage::open)); calls
     /// end through `settle`.
     pub fn start(
         engine: Engine,

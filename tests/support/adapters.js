@@ -22,6 +22,7 @@ export function memoryAdapter(atomic) {
 }
 export function adapterRawSet(adapter, k, v) { adapter.raw.set(k, v); }
 export function adapterRawHas(adapter, k) { return adapter.raw.has(k); }
+export function adapterRawGet(adapter, k) { return adapter.raw.get(k) ?? null; }
 export function failingAdapter(name) {
   const fail = async () => { const e = new Error("simulated failure"); e.name = name; throw e; };
   return { get: async () => null, set: fail, delete: fail, list: async () => [] };

@@ -23,6 +23,8 @@ extern "C" {
     pub fn adapter_raw_set(adapter: &JsValue, key: &str, value: &str);
     #[wasm_bindgen(js_name = adapterRawHas)]
     pub fn adapter_raw_has(adapter: &JsValue, key: &str) -> bool;
+    #[wasm_bindgen(js_name = adapterRawGet)]
+    pub fn adapter_raw_get(adapter: &JsValue, key: &str) -> Option<String>;
     #[wasm_bindgen(js_name = failingAdapter)]
     pub fn failing_adapter(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = recordingAdapter)]

@@ -1,7 +1,7 @@
 // The built-in string stores, localStorage and memory, as objects of the
-// storage-adapter contract, so one implementation of the key layout,
-// compare-and-swap and quarantine (src/web/storage/store.js; the consumer's src/web/storage/key_value.rs) serves them
-// and callers' adapters alike. Each compareAndSet runs synchronously, so
+// storage-adapter contract, so one implementation of compare-and-swap,
+// listing and quarantine (src/web/storage/store.js) serves them and callers'
+// adapters alike. Each compareAndSet runs synchronously, so
 // nothing in the same tab or process runs between its read and its write.
 
 function revisionOf(text) {

@@ -1,5 +1,6 @@
-// The journal's store, one contract over every backend (src/web/executor.rs
-// performs the engine's storage operations through it): IndexedDB's
+// The module's one store, one contract over every backend (the client's
+// executor performs the engine's storage operations through it, the consumer
+// and the tests through `AnyStore`, src/web/storage/mod.rs): IndexedDB's
 // (`idbKv`), localStorage's and memory's (builtin_kv.js), or a caller's
 // adapter ({ get, set, delete, list, compareAndSet?, deleteMany? }). Each
 // operation answers a promise; what a value means is the module's to read.
