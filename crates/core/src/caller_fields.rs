@@ -93,7 +93,7 @@ impl<V: Given> CallerFields<V> {
 
     /// The error kept (after a [`CallerFields::refuse`]).
     #[inline]
-    pub fn first_error(&self) -> String {
+    pub(crate) fn first_error(&self) -> String {
         self.error.borrow_mut().take().unwrap_or_default()
     }
 
@@ -231,7 +231,7 @@ impl<V: Given> CallerFields<V> {
     }
 
     /// An object of string values (extra headers).
-    pub fn string_map(&self, name: &str) -> Option<Vec<(String, String)>> {
+    pub(crate) fn string_map(&self, name: &str) -> Option<Vec<(String, String)>> {
         let map = self.object(name)?;
         let Some(keys) = map.object.keys() else {
             self.refuse(text!(self.what, ".", name, " could not be read"));

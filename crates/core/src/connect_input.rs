@@ -16,7 +16,7 @@ pub const DEFAULT_CALLBACK_TIMEOUT_MS: u32 = 10_000;
 /// The largest answer read by default (a command's, a query's, a stage
 /// stream's in all): far past any Wow answer (a batched look's list of
 /// 1,000 streams' ids is about 200 KB), short of what would exhaust a tab.
-pub const DEFAULT_MAX_ANSWER_BYTES: u32 = 8 << 20;
+pub(crate) const DEFAULT_MAX_ANSWER_BYTES: u32 = 8 << 20;
 /// The longest delay a browser's timer keeps (2^31 - 1 ms): a longer
 /// callback timeout would fire at once.
 const MAX_TIMER_MS: u32 = 2_147_483_647;

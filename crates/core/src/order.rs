@@ -6,7 +6,7 @@
 
 /// The indices of `keys` in ascending order of `(number, text)`; equal keys
 /// keep their order.
-pub fn ascending(keys: Vec<(u64, &str)>) -> Vec<usize> {
+pub(crate) fn ascending(keys: Vec<(u64, &str)>) -> Vec<usize> {
     let mut triples: Vec<(u64, &str, usize)> = keys
         .into_iter()
         .enumerate()

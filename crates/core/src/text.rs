@@ -71,7 +71,7 @@ impl Piece for usize {
 }
 
 /// Appends `n` in decimal.
-pub fn push_u64(out: &mut String, mut n: u64) {
+pub(crate) fn push_u64(out: &mut String, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
@@ -105,7 +105,7 @@ pub fn push_hex(out: &mut String, n: u64, width: usize, upper: bool) {
 /// A decimal of ASCII digits only (no sign, no space), as HTTP's
 /// delta-seconds and SSE's `retry:` are written; `None` when it is not one
 /// or does not fit. What `str::parse::<u64>` reads, without its code.
-pub fn parse_decimal(s: &str) -> Option<u64> {
+pub(crate) fn parse_decimal(s: &str) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
@@ -117,7 +117,7 @@ pub fn parse_decimal(s: &str) -> Option<u64> {
 }
 
 /// `n` in decimal.
-pub fn decimal(n: u64) -> String {
+pub(crate) fn decimal(n: u64) -> String {
     let mut out = String::new();
     push_u64(&mut out, n);
     out

@@ -193,7 +193,7 @@ fn error(full: bool) -> ErrorInfo {
 
 fn record(full: bool) -> IntentRecord {
     IntentRecord {
-        schema_version: crate::journal::SCHEMA_VERSION,
+        schema_version: crate::journal::record::SCHEMA_VERSION,
         namespace: "n".into(),
         user: full.then(|| "u".into()),
         intent_id: "i-1".into(),

@@ -215,17 +215,6 @@ impl<S: RecordStore<EffectRecord>> Consumer<S> {
         }
     }
 
-    /// Extends a running effect's lease (long effects where no lock tells).
-    pub async fn renew(
-        &self,
-        started: &EffectRecord,
-        now: u64,
-    ) -> Result<EffectRecord, ConsumerError> {
-        let mut renewed = started.clone();
-        renewed.lease_until = now.saturating_add(self.lease_ms);
-        self.write(renewed).await
-    }
-
     /// One identity's record.
     pub async fn find(&self, identity: &str) -> Result<Option<EffectRecord>, ConsumerError> {
         Ok(self.store.get(&self.namespace, identity).await?)

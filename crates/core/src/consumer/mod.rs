@@ -24,7 +24,7 @@ mod effects;
 mod record;
 
 pub use effects::{Consumer, ConsumerError, Delivery, Reconciliation, DEFAULT_LEASE_MS};
-pub use record::{check_identity, EffectRecord, EffectState, EFFECT_SCHEMA_VERSION};
+pub use record::{EffectRecord, EffectState};
 
 #[cfg(test)]
 mod tests;

@@ -10,10 +10,10 @@ use crate::protocol::{
 };
 
 /// The schema version this build writes.
-pub const EFFECT_SCHEMA_VERSION: u32 = 1;
+pub(crate) const EFFECT_SCHEMA_VERSION: u32 = 1;
 
 /// The longest identity accepted (an event id, message id or business key).
-pub const MAX_IDENTITY_LEN: usize = 512;
+pub(crate) const MAX_IDENTITY_LEN: usize = 512;
 
 /// Where an identity's effect stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -30,7 +30,7 @@ pub enum EffectState {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectRecord {
-    /// Schema version ([`EFFECT_SCHEMA_VERSION`]).
+    /// Schema version (`EFFECT_SCHEMA_VERSION`).
     pub schema_version: u32,
     /// Storage namespace.
     pub namespace: String,
@@ -147,7 +147,7 @@ impl StoredRecord for EffectRecord {
 
 /// Accepts an identity: non-empty, at most `MAX_IDENTITY_LEN` (512) bytes, no
 /// control characters (it becomes a storage key and a lock name).
-pub fn check_identity(identity: &str) -> Result<(), String> {
+pub(crate) fn check_identity(identity: &str) -> Result<(), String> {
     if identity.trim().is_empty() {
         return Err("the identity is empty".into());
     }

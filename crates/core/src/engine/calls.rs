@@ -1711,7 +1711,7 @@ impl Engine {
 
 /// How many intents `prune()` removes in one removal: a journal of 10,000
 /// is pruned in many short tasks, not one long one.
-pub const PRUNE_BATCH: usize = 500;
+pub(crate) const PRUNE_BATCH: usize = 500;
 
 impl Engine {
     /// Removes the next batch of what prune removes.

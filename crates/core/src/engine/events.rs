@@ -111,7 +111,7 @@ pub fn lifecycle(kind: &str, at: i64, record: &IntentRecord, detail: Detail) -> 
 
 /// The probe's word for the other tabs: `{history: true, source, from,
 /// available, …}`; `from` tells this probe's own messages apart.
-pub fn availability_message(source: &str, from: u64, is: Availability) -> String {
+pub(crate) fn availability_message(source: &str, from: u64, is: Availability) -> String {
     let mut out = JsonOut::new(no_floats);
     let mut w = ObjectWriter::new(&mut out);
     w.put("history", &true)
@@ -123,7 +123,7 @@ pub fn availability_message(source: &str, from: u64, is: Availability) -> String
 
 /// `onHistory`'s event: `historyDown` after each failed look, `historyBack`
 /// once one is answered (here or heard).
-pub fn history_event(at: i64, was: Availability, is: Availability, waiting: u32) -> String {
+pub(crate) fn history_event(at: i64, was: Availability, is: Availability, waiting: u32) -> String {
     let mut out = JsonOut::new(no_floats);
     let mut w = ObjectWriter::new(&mut out);
     w.put("version", &1u32)
@@ -142,7 +142,7 @@ pub fn history_event(at: i64, was: Availability, is: Availability, waiting: u32)
 
 /// An availability's fields: `available`, and while history is down
 /// `since`, `nextLookAt` and `failures`.
-pub fn availability<'w, 'a>(
+pub(crate) fn availability<'w, 'a>(
     w: &'w mut ObjectWriter<'a>,
     a: Availability,
 ) -> &'w mut ObjectWriter<'a> {

@@ -31,7 +31,7 @@ pub struct Request {
     pub url: String,
     /// The method.
     pub method: String,
-    /// Headers, checked ([`crate::protocol::CommandHeaders`]).
+    /// Headers, checked (`crate::protocol::CommandHeaders`).
     pub headers: Vec<(String, String)>,
     /// The body's text (empty where the host holds it: `held`).
     pub body: String,

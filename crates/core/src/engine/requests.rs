@@ -85,7 +85,7 @@ pub fn command(
 /// A command's whole JSON answer as the machine reads it; `url` is what a
 /// body that is no gateway's answer names (an app's own origin by mistake
 /// answered 404 with an "empty body").
-pub fn command_answer(
+pub(crate) fn command_answer(
     status: u16,
     error_code_header: Option<String>,
     body: Result<JsonValue, String>,
@@ -210,7 +210,7 @@ fn refused(path: &str, status: u16, body: &Result<JsonValue, String>) -> String 
 
 /// What a count's answer says of its question: one or more streams, none,
 /// or nothing (a refusal, no number).
-pub fn counted(path: &str, status: u16, body: Result<JsonValue, String>) -> ConfirmAnswer {
+pub(crate) fn counted(path: &str, status: u16, body: Result<JsonValue, String>) -> ConfirmAnswer {
     let appended = ConfirmAnswer::Appended {
         version: None,
         command_id: None,
@@ -230,7 +230,7 @@ pub fn counted(path: &str, status: u16, body: Result<JsonValue, String>) -> Conf
 
 /// What a look's answer says: `status` and the parsed body (or why there
 /// is none), from `path`. A refusal is "cannot confirm" (`refused`).
-pub fn look_answer(
+pub(crate) fn look_answer(
     look: &Look,
     asked: &Asked,
     path: &str,

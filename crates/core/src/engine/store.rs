@@ -10,7 +10,7 @@
 //! are moved under `wow-intents-quarantine/<namespace>/<id>`. An id holds
 //! no `/`, so a key under a longer namespace that shares this one's prefix
 //! (`acme/alice` under `acme`) is never read as this namespace's. Every
-//! record read back is checked before it can act ([`Reader`]): one that
+//! record read back is checked before it can act (`Reader`): one that
 //! disagrees with where it was read, or whose command could go anywhere but
 //! the gateway, is moved aside with the reason; another user's is left
 //! alone, unseen; a credential an older build stored is taken out of it
@@ -35,7 +35,7 @@ pub fn prefix(namespace: &str) -> String {
 }
 
 /// The key prefix of a namespace's quarantined entries.
-pub fn aside_prefix(namespace: &str) -> String {
+pub(crate) fn aside_prefix(namespace: &str) -> String {
     text!("wow-intents-quarantine/", namespace, "/")
 }
 

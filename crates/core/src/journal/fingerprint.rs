@@ -9,7 +9,11 @@ use crate::protocol::{FloatText, JsonValue};
 /// must never change (non-finite numbers keep their `{:?}` text): `float`
 /// writes non-integral numbers and must write what
 /// [`float_text`](crate::protocol::float_text) writes.
-pub fn canonical_json(value: &JsonValue, out: &mut String, float: &dyn Fn(f64, &mut String)) {
+pub(crate) fn canonical_json(
+    value: &JsonValue,
+    out: &mut String,
+    float: &dyn Fn(f64, &mut String),
+) {
     value.write_text::<true, _>(out, float);
 }
 

@@ -55,7 +55,11 @@ fn project_namespace() -> Uuid {
 }
 
 /// A random id under `policy`, at `now_ms`.
-pub fn random_id(policy: RequestIdPolicy, now_ms: u64, random: &mut dyn RandomSource) -> String {
+pub(crate) fn random_id(
+    policy: RequestIdPolicy,
+    now_ms: u64,
+    random: &mut dyn RandomSource,
+) -> String {
     match policy {
         RequestIdPolicy::RandomV7 => {
             let mut bytes = [0u8; 10];
@@ -72,7 +76,7 @@ pub fn random_id(policy: RequestIdPolicy, now_ms: u64, random: &mut dyn RandomSo
 
 /// The requestId of the intent named `intent_key` in `namespace`: UUIDv5,
 /// the same on every device and after any loss of local storage.
-pub fn derived_request_id(namespace: &str, intent_key: &str) -> String {
+pub(crate) fn derived_request_id(namespace: &str, intent_key: &str) -> String {
     let mut name = Vec::with_capacity(namespace.len() + intent_key.len() + 1);
     name.extend_from_slice(namespace.as_bytes());
     // A separator that cannot occur in either part's UTF-8.

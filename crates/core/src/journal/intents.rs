@@ -114,7 +114,7 @@ impl JournalError {
 }
 
 /// Why `record` cannot be withdrawn (`JournalError::NotWithdrawable`).
-pub fn withdrawal_refused(record: &IntentRecord) -> String {
+pub(crate) fn withdrawal_refused(record: &IntentRecord) -> String {
     let state = record.state.as_str();
     match record.attempts.len() {
         0 => text!(
@@ -190,13 +190,15 @@ impl<S: IntentStore> Journal<S> {
     }
 
     /// Uses `policy` for random requestIds.
-    pub fn with_policy(mut self, policy: RequestIdPolicy) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_policy(mut self, policy: RequestIdPolicy) -> Self {
         self.policy = policy;
         self
     }
 
     /// Keeps settled intents for `ms`.
-    pub fn with_retention(mut self, ms: i64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_retention(mut self, ms: i64) -> Self {
         self.retention_ms = ms;
         self
     }
@@ -212,7 +214,8 @@ impl<S: IntentStore> Journal<S> {
     }
 
     /// Gives the store back (e.g. to open another namespace over it).
-    pub fn into_store(self) -> S {
+    #[cfg(test)]
+    pub(crate) fn into_store(self) -> S {
         self.store
     }
 
@@ -503,7 +506,8 @@ impl<S: IntentStore> Journal<S> {
     /// intent, with the same requestId, goes out again expecting
     /// `expected_version` (DESIGN rule 6: never bumped without the caller).
     /// The business key stays bound to the payload it was first given with.
-    pub async fn redecide(
+    #[cfg(test)]
+    pub(crate) async fn redecide(
         &self,
         now_ms: i64,
         intent_id: &str,
@@ -580,7 +584,7 @@ impl<S: IntentStore> Journal<S> {
 /// aggregate id gets one here, derived from the key when there is one (so
 /// it survives the loss of local storage too); a replayed key keeps the
 /// stored record instead.
-pub fn new_record(
+pub(crate) fn new_record(
     namespace: &str,
     policy: RequestIdPolicy,
     float: FloatText,
@@ -633,7 +637,7 @@ pub fn new_record(
 
 impl AggregateIdentity {
     /// A command that does not create its aggregate must name it.
-    pub fn check_id(&self, create: bool) -> Result<(), JournalError> {
+    pub(crate) fn check_id(&self, create: bool) -> Result<(), JournalError> {
         if self.aggregate_id.is_empty() && !create {
             return Err(JournalError::MissingAggregateId);
         }
@@ -664,7 +668,7 @@ pub fn replay(key: &str, existing: IntentRecord, fingerprint: &str) -> Result<Be
 /// done, so the same key sends again, with the same requestId: the record
 /// goes back to `pending` (its place taken again in `scope`). A withdrawn
 /// intent is sent again the same way (nothing of it was sent).
-pub fn sent_again(mut record: IntentRecord, scope: Option<String>) -> IntentRecord {
+pub(crate) fn sent_again(mut record: IntentRecord, scope: Option<String>) -> IntentRecord {
     record.reason = Some(if record.state == IntentState::Withdrawn {
         "sent again: it was withdrawn before it was sent".into()
     } else {
@@ -683,7 +687,7 @@ pub fn sent_again(mut record: IntentRecord, scope: Option<String>) -> IntentReco
 /// settles (it cannot settle before those ahead of it, unless it is
 /// withdrawn), so the name stays true without another write. Nothing for an
 /// unscoped record.
-pub fn take_place(record: &mut IntentRecord, records: &[IntentRecord]) {
+pub(crate) fn take_place(record: &mut IntentRecord, records: &[IntentRecord]) {
     let Some(scope) = record.scope.clone() else {
         return;
     };
@@ -699,7 +703,7 @@ pub fn take_place(record: &mut IntentRecord, records: &[IntentRecord]) {
 /// compare-and-swap against the write that would begin its first attempt;
 /// refused for an intent that has begun an attempt (it may be appended,
 /// which only history can tell).
-pub fn withdrawal(mut record: IntentRecord) -> Result<IntentRecord, JournalError> {
+pub(crate) fn withdrawal(mut record: IntentRecord) -> Result<IntentRecord, JournalError> {
     let not_sent = record.attempts.is_empty()
         && matches!(record.state, IntentState::Queued | IntentState::Pending);
     if !not_sent {
@@ -717,7 +721,7 @@ pub fn withdrawal(mut record: IntentRecord) -> Result<IntentRecord, JournalError
 /// The caller re-decided an intent that met a version conflict: the same
 /// intent, with the same requestId, goes out again expecting
 /// `expected_version` (DESIGN rule 6: never bumped without the caller).
-pub fn redecided(
+pub(crate) fn redecided(
     mut record: IntentRecord,
     expected_version: Option<i64>,
 ) -> Result<IntentRecord, JournalError> {
@@ -737,7 +741,7 @@ pub fn redecided(
 /// the order they go: `succeeded`, `rejected` and `withdrawn` ones (their
 /// outcome was reported), keyless before keyed, oldest first (`records` is
 /// in creation order). Unresolved, escalated and conflicted ones never.
-pub fn evictable<'a>(records: &'a [IntentRecord], writing: &str) -> Vec<&'a str> {
+pub(crate) fn evictable<'a>(records: &'a [IntentRecord], writing: &str) -> Vec<&'a str> {
     let settled = |keyed: bool| {
         records.iter().filter(move |r| {
             matches!(
@@ -755,7 +759,7 @@ pub fn evictable<'a>(records: &'a [IntentRecord], writing: &str) -> Vec<&'a str>
 
 /// The settled records older than the retention window (unknown and
 /// escalated ones never).
-pub fn prunable(records: &[IntentRecord], now_ms: i64, retention_ms: i64) -> Vec<&str> {
+pub(crate) fn prunable(records: &[IntentRecord], now_ms: i64, retention_ms: i64) -> Vec<&str> {
     records
         .iter()
         .filter(|r| r.is_prunable(now_ms, retention_ms))
@@ -766,7 +770,7 @@ pub fn prunable(records: &[IntentRecord], now_ms: i64, retention_ms: i64) -> Vec
 impl IntentRecord {
     /// Whether `prune()` removes it at `now_ms`: settled and reported, and
     /// last changed longer ago than `retention_ms`.
-    pub fn is_prunable(&self, now_ms: i64, retention_ms: i64) -> bool {
+    pub(crate) fn is_prunable(&self, now_ms: i64, retention_ms: i64) -> bool {
         self.state.is_prunable() && now_ms.saturating_sub(self.updated_at) > retention_ms
     }
 }

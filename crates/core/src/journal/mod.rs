@@ -8,23 +8,25 @@
 pub mod fingerprint;
 pub mod ids;
 pub mod intents;
-pub mod read_back;
+pub(crate) mod read_back;
 pub mod record;
 pub mod scope;
-pub mod sha1;
+pub(crate) mod sha1;
 pub mod store;
 
-pub use ids::{derived_request_id, random_id, RandomSource, RequestIdPolicy, SeededRandom};
-pub use intents::{
-    evictable, new_record, prunable, redecided, replay, sent_again, take_place, withdrawal,
-    withdrawal_refused, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS,
+pub(crate) use ids::derived_request_id;
+pub use ids::{RandomSource, RequestIdPolicy, SeededRandom};
+pub(crate) use intents::{
+    evictable, new_record, prunable, redecided, sent_again, take_place, withdrawal,
+    withdrawal_refused,
 };
-pub use read_back::{is_secret, ReadBack, Reader, CREDENTIAL_HEADERS};
+pub use intents::{replay, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS};
+pub(crate) use read_back::{is_secret, ReadBack, Reader};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
-    RecordError, StoredText, WaitEnd, WaitSpec, FIRST_SCHEMA_VERSION, SCHEMA_VERSION,
-    SCOPED_SCHEMA_VERSION,
+    RecordError, StoredText, WaitEnd, WaitSpec,
 };
+
 pub use store::{
     next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,
     StoreError, StoredRecord, Unavailable,

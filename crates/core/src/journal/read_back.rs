@@ -12,12 +12,12 @@ use crate::protocol::{check_path, is_command_method};
 
 /// Header names never written into the journal: credentials are asked for
 /// per request (`connect({ headers })`), never stored with an intent.
-pub const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+pub(crate) const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
 
 /// Whether header `name` is a credential: one of [`CREDENTIAL_HEADERS`],
 /// or a name the app lists as secret (`secretHeaders`, one per line), in
 /// any case.
-pub fn is_secret(name: &str, secrets: &str) -> bool {
+pub(crate) fn is_secret(name: &str, secrets: &str) -> bool {
     CREDENTIAL_HEADERS
         .into_iter()
         .chain(secrets.split('\n'))
@@ -28,7 +28,7 @@ pub fn is_secret(name: &str, secrets: &str) -> bool {
 // Unpacked where it is returned: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, PartialEq)]
-pub enum ReadBack {
+pub(crate) enum ReadBack {
     /// This client's user's; `true` when a credential header was taken out
     /// of it (a record of an older build), to be written back without it.
     Mine(IntentRecord, bool),
@@ -39,7 +39,7 @@ pub enum ReadBack {
 
 /// Where a record was read and by whom: the checks a record read back
 /// must pass.
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     /// The client's namespace.
     pub namespace: &'a str,
     /// The client's user.

@@ -14,18 +14,17 @@ use crate::protocol::{
 };
 
 /// The first schema: a record without a scope, in a state every build knows.
-pub const FIRST_SCHEMA_VERSION: u32 = 1;
+pub(crate) const FIRST_SCHEMA_VERSION: u32 = 1;
 
-/// The schema of a record in a scope, or queued, or withdrawn, before the
-/// body was stored as text. A build before scopes leaves such a record
-/// alone (a newer schema), so it never sends a scoped intent out of its
-/// turn nor moves a record in a state it does not know aside.
-pub const SCOPED_SCHEMA_VERSION: u32 = 2;
+// Schema 2: a record in a scope, or queued, or withdrawn, before the body
+// was stored as text. A build before scopes leaves such a record alone (a
+// newer schema), so it never sends a scoped intent out of its turn nor
+// moves a record in a state it does not know aside.
 
 /// The schema of a record whose command's body is stored as its JSON text
 /// (a string), so that a state change copies one string into storage, not
 /// a tree of values to clone and read back.
-pub const BODY_TEXT_SCHEMA_VERSION: u32 = 3;
+pub(crate) const BODY_TEXT_SCHEMA_VERSION: u32 = 3;
 
 /// The schema this build writes every record in: as version 3, with the
 /// user the intent was made under (`user`; absent for an app without
@@ -33,7 +32,7 @@ pub const BODY_TEXT_SCHEMA_VERSION: u32 = 3;
 /// they know no users, so they never send one user's intent with another
 /// user's credentials. This build reads versions 1 to 4; a record of an
 /// earlier one carries no user.
-pub const SCHEMA_VERSION: u32 = 4;
+pub(crate) const SCHEMA_VERSION: u32 = 4;
 
 /// Where an intent's aggregate lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,7 +205,7 @@ impl Body {
     }
 
     /// A stored body: its JSON text, as a schema-3 record keeps it.
-    pub fn from_text(text: String) -> Body {
+    pub(crate) fn from_text(text: String) -> Body {
         Body::of(None, text)
     }
 
@@ -439,7 +438,7 @@ impl IntentState {
     /// sending (a withdrawn one, or one refused before the bus, is sent
     /// again: nothing of it was done). A settled intent releases the next
     /// one of its scope.
-    pub const fn is_settled(self) -> bool {
+    pub(crate) const fn is_settled(self) -> bool {
         matches!(
             self,
             IntentState::Succeeded
@@ -450,7 +449,7 @@ impl IntentState {
     }
 
     /// Unresolved: `resume()` drives it (a queued one when its turn comes).
-    pub const fn is_unresolved(self) -> bool {
+    pub(crate) const fn is_unresolved(self) -> bool {
         matches!(
             self,
             IntentState::Pending
@@ -461,12 +460,12 @@ impl IntentState {
     }
 
     /// Driven by `resume()`: unresolved, or escalated (confirmed again first).
-    pub const fn is_resumable(self) -> bool {
+    pub(crate) const fn is_resumable(self) -> bool {
         self.is_unresolved() || matches!(self, IntentState::Escalated)
     }
 
     /// Whether retention may prune it (unknown and escalated never).
-    pub const fn is_prunable(self) -> bool {
+    pub(crate) const fn is_prunable(self) -> bool {
         self.is_settled()
     }
 }
@@ -623,7 +622,7 @@ impl IntentRecord {
     /// SENT (the gateway's own checks, a proxy's refusal, a request that
     /// never left). A rejection at PROCESSED or later was the server's
     /// decision about the command and is replayed, never re-sent.
-    pub fn refused_before_the_bus(&self) -> bool {
+    pub(crate) fn refused_before_the_bus(&self) -> bool {
         self.state == IntentState::Withdrawn
             || self.state == IntentState::Rejected
                 && self.appended == Some(false)
@@ -634,7 +633,7 @@ impl IntentRecord {
     }
 
     /// The authoritative question for this intent (PROTOCOL §5.4).
-    pub fn confirm_query(&self) -> ConfirmQuery {
+    pub(crate) fn confirm_query(&self) -> ConfirmQuery {
         ConfirmQuery {
             route: self.aggregate.route(),
             aggregate_id: self.aggregate.aggregate_id.clone(),
@@ -753,7 +752,7 @@ impl IntentState {
 
 impl IntentState {
     /// The state a wire name stands for; `None` for one this build does not know.
-    pub fn of_name(name: &str) -> Option<IntentState> {
+    pub(crate) fn of_name(name: &str) -> Option<IntentState> {
         IntentState::ALL.into_iter().find(|s| s.as_str() == name)
     }
 }
@@ -834,14 +833,15 @@ impl ToJson for IntentRecord {
 impl IntentRecord {
     /// The record as written at `revision`: in this build's schema (the
     /// body as text), whatever schema it was read in.
-    pub fn set_revision(&mut self, revision: u64) {
+    pub(crate) fn set_revision(&mut self, revision: u64) {
         self.revision = revision;
         self.schema_version = SCHEMA_VERSION;
     }
 
     /// The record's text as stored: a record of schema 3 or later keeps
     /// its body as text; an older one is written back as it was read.
-    pub fn stored_text(&self, float: crate::protocol::FloatText) -> String {
+    #[cfg(test)]
+    pub(crate) fn stored_text(&self, float: crate::protocol::FloatText) -> String {
         JsonOut::of(&Stored(self, self.stored_form(None)), float)
     }
 
@@ -857,7 +857,7 @@ impl IntentRecord {
 
     /// [`IntentRecord::stored_text`], a body the host holds left out (its
     /// place said): the record's writes never copy a large body out.
-    pub fn stored_parts(&self, float: crate::protocol::FloatText) -> StoredText {
+    pub(crate) fn stored_parts(&self, float: crate::protocol::FloatText) -> StoredText {
         let at = Cell::new(None);
         let text = JsonOut::of(&Stored(self, self.stored_form(Some(&at))), float);
         StoredText {
@@ -1012,7 +1012,7 @@ pub fn check_schema(version: Option<u64>) -> Result<(), RecordError> {
 
 /// Accepts `version` when it is `current`; a newer one is
 /// [`RecordError::FutureSchema`], anything else corrupt.
-pub fn check_schema_version(version: Option<u64>, current: u32) -> Result<(), RecordError> {
+pub(crate) fn check_schema_version(version: Option<u64>, current: u32) -> Result<(), RecordError> {
     match version {
         Some(v) if v == u64::from(current) => Ok(()),
         Some(v) if v > u64::from(current) => Err(RecordError::FutureSchema(
@@ -1028,8 +1028,8 @@ pub fn check_schema_version(version: Option<u64>, current: u32) -> Result<(), Re
 
 /// Decodes a record from JSON text through the migration check, by the
 /// reader the shipped modules use.
-#[cfg(any(test, feature = "json-text"))]
-pub fn decode_json_text(text: &str) -> Result<IntentRecord, RecordError> {
+#[cfg(test)]
+pub(crate) fn decode_json_text(text: &str) -> Result<IntentRecord, RecordError> {
     let value: JsonValue =
         serde_json::from_str(text).map_err(|e| RecordError::Corrupt(e.to_string()))?;
     let version = match value.get("schemaVersion") {

@@ -41,7 +41,7 @@ pub fn ahead_of<'a>(
 /// The unsettled intent of `record`'s scope just before it: the one whose
 /// settling a waiting `record` listens for (when it settles, `record` is
 /// next, or waits for the one before that, if that was withdrawn).
-pub fn just_before<'a>(
+pub(crate) fn just_before<'a>(
     records: &'a [IntentRecord],
     record: &IntentRecord,
 ) -> Option<&'a IntentRecord> {
@@ -65,7 +65,7 @@ pub fn last<'a>(records: &'a [IntentRecord], scope: &str) -> Option<&'a IntentRe
 
 /// The place a new record of `scope` takes: after every record of it still
 /// in the journal.
-pub fn next_seq(records: &[IntentRecord], scope: &str) -> u64 {
+pub(crate) fn next_seq(records: &[IntentRecord], scope: &str) -> u64 {
     records
         .iter()
         .filter(|r| r.scope.as_deref() == Some(scope))

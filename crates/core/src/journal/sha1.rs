@@ -7,7 +7,7 @@
 const K: [u32; 4] = [0x5A82_7999, 0x6ED9_EBA1, 0x8F1B_BCDC, 0xCA62_C1D6];
 
 /// The SHA-1 digest of `data`.
-pub fn sha1(data: &[u8]) -> [u8; 20] {
+pub(crate) fn sha1(data: &[u8]) -> [u8; 20] {
     let mut state = [
         0x6745_2301u32,
         0xEFCD_AB89,

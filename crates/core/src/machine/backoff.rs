@@ -19,7 +19,7 @@ pub fn backoff_ms(attempt: u32, base_ms: u64, max_ms: u64, jitter: f64) -> u64 {
 /// A tiny deterministic generator for jitter (seeded by the driver from
 /// `crypto.getRandomValues`, by tests from a constant).
 #[derive(Clone, Debug)]
-pub struct Jitter(u64);
+pub(crate) struct Jitter(u64);
 
 impl Jitter {
     /// A generator from a seed.
@@ -28,7 +28,7 @@ impl Jitter {
     }
 
     /// The next value in `[0, 1)`.
-    pub fn sample(&mut self) -> f64 {
+    pub(crate) fn sample(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -70,7 +70,7 @@ impl Default for GateConfig {
 }
 
 /// The most questions one look carries (the query guard's limits).
-pub const MAX_BATCH: usize = 1_000;
+pub(crate) const MAX_BATCH: usize = 1_000;
 
 /// How long a look's answers serve questions asked after it (the intents
 /// a look found, driven right after it): a minute.
@@ -103,12 +103,12 @@ enum Asking {
 }
 
 /// A question's handle: its answer comes back with it.
-pub type Ticket = u64;
+pub(crate) type Ticket = u64;
 
 /// One look at history: questions of one route (one event-list path).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Look {
-    /// Its id, for [`HistoryGate::handle_look`].
+    /// Its id, for `HistoryGate::handle_look`.
     pub id: u64,
     /// The questions, at most [`GateConfig::batch`], all of one route.
     pub questions: Vec<ConfirmQuery>,
@@ -170,7 +170,7 @@ struct Fresh {
 
 /// The gate of one namespace and confirm source.
 #[derive(Debug)]
-pub struct HistoryGate {
+pub(crate) struct HistoryGate {
     config: GateConfig,
     jitter: Jitter,
     availability: Availability,
@@ -209,7 +209,7 @@ impl HistoryGate {
     }
 
     /// Whether history answers, as far as this gate knows.
-    pub fn availability(&self) -> Availability {
+    pub(crate) fn availability(&self) -> Availability {
         self.availability
     }
 
@@ -239,7 +239,7 @@ impl HistoryGate {
 
     /// A person asks (`confirm()`): the question is looked at now, even
     /// while history is down and by a gate that does not lead the probe.
-    pub fn ask_now(
+    pub(crate) fn ask_now(
         &mut self,
         now: i64,
         query: ConfirmQuery,
@@ -251,7 +251,7 @@ impl HistoryGate {
 
     /// The probe asks about an intent waiting at rest: the question waits
     /// for the next look, whatever history's state.
-    pub fn note(&mut self, now: i64, query: ConfirmQuery, need_facts: bool) -> Ticket {
+    pub(crate) fn note(&mut self, now: i64, query: ConfirmQuery, need_facts: bool) -> Ticket {
         self.question(now, query, need_facts, 0, Asking::Probe)
     }
 
@@ -305,7 +305,7 @@ impl HistoryGate {
     }
 
     /// The next answer to deliver.
-    pub fn poll_answer(&mut self) -> Option<(Ticket, ConfirmAnswer)> {
+    pub(crate) fn poll_answer(&mut self) -> Option<(Ticket, ConfirmAnswer)> {
         (!self.answers.is_empty()).then(|| self.answers.remove(0))
     }
 
@@ -313,7 +313,7 @@ impl HistoryGate {
     /// route at a time: questions asked while a look of their route runs go
     /// together in the next. While it is down, one in all, when it is due,
     /// and only by the gate that leads.
-    pub fn poll_look(&mut self, now: i64) -> Option<Look> {
+    pub(crate) fn poll_look(&mut self, now: i64) -> Option<Look> {
         let qs = &self.questions;
         let running = |route: Option<&str>| {
             qs.iter()
@@ -370,7 +370,7 @@ impl HistoryGate {
 
     /// While history is down, when a gate that does not lead makes the
     /// leader's look itself (it is overdue).
-    pub fn overdue_at(&self) -> Option<i64> {
+    pub(crate) fn overdue_at(&self) -> Option<i64> {
         match self.availability {
             Availability::Down { next_look_at, .. } => Some(self.overdue(next_look_at)),
             Availability::Up => None,
@@ -396,7 +396,7 @@ impl HistoryGate {
     }
 
     /// The answer to look `id`.
-    pub fn handle_look(&mut self, now: i64, id: u64, answer: LookAnswer) {
+    pub(crate) fn handle_look(&mut self, now: i64, id: u64, answer: LookAnswer) {
         let (said, complete) = match answer {
             LookAnswer::Unavailable(why) => {
                 self.failed(now);
@@ -443,7 +443,7 @@ impl HistoryGate {
     /// count of failures a probe could make. Anything else is forged or
     /// broken, and dropped: a far `nextLookAt` would silence this gate's
     /// looks while it does not lead.
-    pub fn plausible(&self, now: i64, availability: Availability) -> bool {
+    pub(crate) fn plausible(&self, now: i64, availability: Availability) -> bool {
         match availability {
             Availability::Up => true,
             Availability::Down {
@@ -505,7 +505,7 @@ impl HistoryGate {
     }
 
     /// Whether this gate leads the probe across tabs (holds its lock).
-    pub fn lead(&mut self, leads: bool) {
+    pub(crate) fn lead(&mut self, leads: bool) {
         self.leads = leads;
     }
 

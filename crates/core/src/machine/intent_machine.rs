@@ -294,16 +294,11 @@ impl IntentMachine {
     }
 
     /// When the next attempt is due, while the machine waits to send again.
-    pub fn retrying_at(&self) -> Option<i64> {
+    pub(crate) fn retrying_at(&self) -> Option<i64> {
         match self.phase {
             Phase::RetryBackoff { at } => Some(at),
             _ => None,
         }
-    }
-
-    /// Whether the drive is over.
-    pub fn is_done(&self) -> bool {
-        matches!(self.phase, Phase::Finished)
     }
 
     /// The next effect to carry out.
@@ -362,7 +357,7 @@ impl IntentMachine {
     /// when nothing was ever sent and `unknown` otherwise (confirmed first
     /// when it is driven again), with reason `offline`; the drive ends with
     /// status unknown and error code `Offline`.
-    pub fn handle_offline(&mut self, now: i64) {
+    pub(crate) fn handle_offline(&mut self, now: i64) {
         match &self.phase {
             Phase::InFlight(_) => {
                 self.record.attempts.pop();
@@ -459,7 +454,7 @@ impl IntentMachine {
     }
 
     /// One element of attempt `attempt`'s stage stream.
-    pub fn handle_stream_element(&mut self, attempt: u32, element: StreamElement) {
+    pub(crate) fn handle_stream_element(&mut self, attempt: u32, element: StreamElement) {
         if !self.is_current(attempt) {
             return;
         }
@@ -515,7 +510,7 @@ impl IntentMachine {
     }
 
     /// Attempt `attempt`'s stream ended (`cut`: with a transport error).
-    pub fn handle_stream_end(&mut self, now: i64, attempt: u32, cut: bool) {
+    pub(crate) fn handle_stream_end(&mut self, now: i64, attempt: u32, cut: bool) {
         if !self.is_current(attempt) {
             return;
         }
@@ -537,7 +532,7 @@ impl IntentMachine {
     }
 
     /// Attempt `attempt` failed in transport.
-    pub fn handle_transport_error(&mut self, now: i64, attempt: u32, error: TransportError) {
+    pub(crate) fn handle_transport_error(&mut self, now: i64, attempt: u32, error: TransportError) {
         if !self.is_current(attempt) {
             return;
         }

@@ -3,15 +3,18 @@
 
 pub mod backoff;
 pub mod history;
-pub mod intent_machine;
+pub(crate) mod intent_machine;
 pub mod outcome;
 pub mod probe;
 
-pub use backoff::{backoff_ms, Jitter};
-pub use history::{Availability, GateConfig, HistoryGate, Look, LookAnswer, Said, Ticket};
+pub use backoff::backoff_ms;
+
+pub(crate) use history::Ticket;
+pub use history::{Availability, GateConfig, Look, LookAnswer, Said};
 pub use intent_machine::{Action, ConfirmAnswer, IntentMachine, MachineConfig, TransportError};
 pub use outcome::{Outcome, Status, SuccessValue};
-pub use probe::{Granted, Probe, ProbeAction};
+pub(crate) use probe::Granted;
+pub use probe::{Probe, ProbeAction};
 
 #[cfg(test)]
 mod history_tests;

@@ -120,7 +120,7 @@ impl Outcome {
     /// PROCESSED, with a CommandResult), because a create goes to
     /// `/{resource}/{action}`, not `/{resource}/{id}/{action}`. Whether the
     /// create route exists would take another request: the hint is short.
-    pub fn with_create_hint(mut self, create: bool) -> Outcome {
+    pub(crate) fn with_create_hint(mut self, create: bool) -> Outcome {
         if let Some(e) = self.error.as_mut().filter(|e| {
             !create
                 && self.result.is_none()
@@ -133,7 +133,7 @@ impl Outcome {
 
     /// The outcome a settled or stored record stands for (a replayed key,
     /// a record listed by a UI).
-    pub fn from_record(record: &IntentRecord) -> Outcome {
+    pub(crate) fn from_record(record: &IntentRecord) -> Outcome {
         let status = match record.state {
             IntentState::Succeeded => Status::Succeeded,
             IntentState::Rejected | IntentState::Withdrawn => Status::Rejected,
@@ -207,7 +207,7 @@ impl Outcome {
     }
 
     /// The outcome with `reason` as its reason.
-    pub fn because(mut self, reason: &str) -> Outcome {
+    pub(crate) fn because(mut self, reason: &str) -> Outcome {
         self.reason = Some(reason.to_owned());
         self
     }

@@ -1,11 +1,11 @@
-//! The history probe of one client: its [`HistoryGate`], whether this tab
+//! The history probe of one client: its `HistoryGate`, whether this tab
 //! or worker leads the probe across the namespace (it holds the probe's
 //! lock), when the gate looks next, and what waits on it at rest (an
 //! intent escalated here). Every rule of it is here, none in the executor:
 //! who looks while history is down, when the lock is taken and let go,
 //! when the journal's escalated intents are asked about, and when they are
 //! driven once history answers again (at once by the tab whose look found
-//! it back, [`HEARD_BACK_MS`] later by one that heard it).
+//! it back, `HEARD_BACK_MS` later by one that heard it).
 //!
 //! Sans-IO like the gate. What happened comes in through `ask`, `note`,
 //! `park`, `wake` and `handle_*`; what to do goes out through
@@ -36,11 +36,11 @@ use crate::text::text;
 /// waited on it here: the tab whose look found it back drives its own
 /// first, from its look's answers, and this one then finds those settled
 /// and asks history only about what is left.
-pub const HEARD_BACK_MS: i64 = 2_000;
+pub(crate) const HEARD_BACK_MS: i64 = 2_000;
 
 /// What the probe's lock request came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Granted {
+pub(crate) enum Granted {
     /// Held until [`ProbeAction::ReleaseLock`].
     Held,
     /// Not granted (a wait that ended without it): asked again at the next change.
@@ -52,10 +52,10 @@ pub enum Granted {
 /// What the probe asks its executor to do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProbeAction {
-    /// Ask history; answer with [`Probe::handle_look`].
+    /// Ask history; answer with `Probe::handle_look`.
     Look(Look),
     /// Ask for the probe's lock across tabs, waiting as long as it takes;
-    /// answer with [`Probe::handle_lock`].
+    /// answer with `Probe::handle_lock`.
     TakeLock,
     /// Let the probe's lock go.
     ReleaseLock,
@@ -74,7 +74,7 @@ pub enum ProbeAction {
     /// A question's answer, for its asker.
     Answer(Ticket, ConfirmAnswer),
     /// A look is due and no drive asks: ask about the journal's escalated
-    /// intents ([`Probe::note`] them, and [`Probe::park`] while any is left).
+    /// intents (`Probe::note` them, and `Probe::park` while any is left).
     LookForEscalated,
     /// History answers again: drive what waited on it at rest, confirm first.
     DriveEscalated,
@@ -103,7 +103,7 @@ pub struct Probe {
 
 /// Writes an epoch time in milliseconds for a message: [`iso8601`], or
 /// the engine's `toISOString` in a module that carries no date writing.
-pub type TimeText = fn(i64) -> String;
+pub(crate) type TimeText = fn(i64) -> String;
 
 impl Probe {
     /// A probe whose gate believes history is up; `seed` seeds its jitter,
@@ -123,7 +123,7 @@ impl Probe {
     }
 
     /// The gate (its availability and questions waiting, for `client.history`).
-    pub fn gate(&self) -> &HistoryGate {
+    pub(crate) fn gate(&self) -> &HistoryGate {
         &self.gate
     }
 
@@ -147,7 +147,7 @@ impl Probe {
 
     /// Asks about intents waiting at rest, without an asker: a look's
     /// answers serve their drives after it.
-    pub fn note(&mut self, now: i64, queries: Vec<ConfirmQuery>) {
+    pub(crate) fn note(&mut self, now: i64, queries: Vec<ConfirmQuery>) {
         for query in queries {
             self.gate.note(now, query, true);
         }
@@ -155,7 +155,7 @@ impl Probe {
     }
 
     /// An intent escalated: the probe looks for it until history answers.
-    pub fn park(&mut self, now: i64) {
+    pub(crate) fn park(&mut self, now: i64) {
         self.parked = true;
         self.pump(now);
     }
@@ -181,7 +181,7 @@ impl Probe {
     }
 
     /// Look `id` answered.
-    pub fn handle_look(&mut self, now: i64, id: u64, answer: LookAnswer) {
+    pub(crate) fn handle_look(&mut self, now: i64, id: u64, answer: LookAnswer) {
         let was = self.gate.availability();
         self.gate.handle_look(now, id, answer);
         let is = self.gate.availability();
@@ -203,7 +203,7 @@ impl Probe {
     }
 
     /// The probe's lock request came to `granted`.
-    pub fn handle_lock(&mut self, now: i64, granted: Granted) {
+    pub(crate) fn handle_lock(&mut self, now: i64, granted: Granted) {
         self.asking = false;
         match granted {
             Granted::Held => self.holding = true,

@@ -73,7 +73,7 @@ impl Condition {
     }
 
     /// `field EQ value`.
-    pub fn eq(field: &str, value: JsonValue) -> Condition {
+    pub(crate) fn eq(field: &str, value: JsonValue) -> Condition {
         Condition {
             field: field.to_owned(),
             operator: Operator::Eq,
@@ -111,7 +111,7 @@ impl QueryShape {
     /// The shape a gateway of Wow `version` (`"9.1.3"`, `"8.10"`,
     /// `"9.2.0-SNAPSHOT"`) reads: the filter from 8.11.0 on; `None` for text
     /// that does not begin with a major and optional minor version.
-    pub fn of_version(version: &str) -> Option<QueryShape> {
+    pub(crate) fn of_version(version: &str) -> Option<QueryShape> {
         // [major, minor], each of 1 to 6 digits; what follows a second `.` is not read.
         let (mut n, mut part, mut digits) = ([0u32; 2], 0, 0);
         for b in version.trim().bytes() {
@@ -265,7 +265,7 @@ impl ConfirmQuery {
     }
 
     /// Path of the count query (existence only: no event bodies reach the client).
-    pub fn count_path(&self) -> Result<String, RouteError> {
+    pub(crate) fn count_path(&self) -> Result<String, RouteError> {
         self.route.event_count_path()
     }
 }
@@ -273,15 +273,15 @@ impl ConfirmQuery {
 /// A requestId no intent is ever given (not a UUID, as every requestId the
 /// client mints is): the one-time check of a query shape counts it, in the
 /// look's own count, where it must be 0.
-pub const NEVER_USED_REQUEST_ID: &str = "wow-command-client.query-shape-check";
+pub(crate) const NEVER_USED_REQUEST_ID: &str = "wow-command-client.query-shape-check";
 
 /// The most streams a batched look asks for: the query guard's `limit`.
-pub const BATCH_LIMIT: u32 = 1_000;
+pub(crate) const BATCH_LIMIT: u32 = 1_000;
 
 /// One look for many intents of one route (`POST …/event/list`):
 /// `AGGREGATE_IDS [ids] AND requestId IN [requestIds]`, only the fields an
 /// answer is matched and reported by (no event bodies reach the client),
-/// at most [`BATCH_LIMIT`] streams. Within the query guard for up to 1,000
+/// at most `BATCH_LIMIT` streams. Within the query guard for up to 1,000
 /// questions: two lists of at most 1,000 values, three nodes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatchQuery {

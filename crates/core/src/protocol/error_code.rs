@@ -19,7 +19,7 @@ macro_rules! error_codes {
 
         impl ErrorCode {
             /// Every code the server defines, in the reference's order.
-            pub const KNOWN: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+            pub(crate) const KNOWN: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
 
             /// The wire string.
             pub fn as_str(&self) -> &str {
@@ -30,7 +30,7 @@ macro_rules! error_codes {
             }
 
             /// Parses a wire string; unknown strings become [`ErrorCode::Other`].
-            /// A lookup in [`ErrorCode::KNOWN`], not a `match` on every
+            /// A lookup in `ErrorCode::KNOWN`, not a `match` on every
             /// string (a chain of comparisons several times its size).
             pub fn parse(code: &str) -> ErrorCode {
                 ErrorCode::KNOWN
@@ -112,7 +112,7 @@ error_codes! {
 /// knows about the transport and, when the append is in doubt, confirms
 /// against the event history (DESIGN rule 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorClass {
+pub(crate) enum ErrorClass {
     /// Refused by the gateway before the command reached the bus: nothing was stored.
     RejectedBeforeSend,
     /// The domain refused the command (a business rule, a missing aggregate,
@@ -142,7 +142,7 @@ impl ErrorCode {
     /// A validation-type code at SENT (or without a stage) is a pre-send
     /// rejection; the same code at PROCESSED came from a handler's `require`
     /// and is a business rejection.
-    pub fn classify(&self, stage: Option<CommandStage>) -> Option<ErrorClass> {
+    pub(crate) fn classify(&self, stage: Option<CommandStage>) -> Option<ErrorClass> {
         use ErrorCode::*;
         let before_bus = matches!(stage, None | Some(CommandStage::Sent));
         Some(match self {
@@ -330,7 +330,7 @@ mod tests {
 #[cfg(test)]
 mod declared_in_typescript {
     //! The `.d.ts` unions of error codes (`src/js/types.rs`) say what the code sets.
-    use super::ErrorCode;
+    use crate::protocol::error_code::ErrorCode;
 
     const TYPES: &str = include_str!("../../../../src/js/types.rs");
 

@@ -21,7 +21,7 @@ pub fn retry_after_ms(value: Option<&str>) -> Option<u64> {
 /// IP, W3C trace context, CoSec's app and device), so a request setting
 /// one is refused (400 `IllegalArgument`) and nothing of it copied. Lower
 /// case; Wow compares keys case-insensitively. Wow 8.10 copied them.
-pub const RESERVED_COMMAND_HEADER_KEYS: [&str; 12] = [
+pub(crate) const RESERVED_COMMAND_HEADER_KEYS: [&str; 12] = [
     "command_operator",
     "local_first",
     "trace_id",
@@ -38,11 +38,11 @@ pub const RESERVED_COMMAND_HEADER_KEYS: [&str; 12] = [
 
 /// Key prefixes Wow 9 reserves likewise: every wait key and every
 /// compensation key.
-pub const RESERVED_COMMAND_HEADER_PREFIXES: [&str; 2] = ["command_wait_", "compensate."];
+pub(crate) const RESERVED_COMMAND_HEADER_PREFIXES: [&str; 2] = ["command_wait_", "compensate."];
 
 /// The key of header `name` when it is a `Command-Header-<key>` (prefix
 /// in any case) whose key Wow 9 reserves.
-pub fn reserved_command_header(name: &str) -> Option<&str> {
+pub(crate) fn reserved_command_header(name: &str) -> Option<&str> {
     let at = names::HEADER_PREFIX.len();
     if !name.get(..at)?.eq_ignore_ascii_case(names::HEADER_PREFIX) {
         return None;
@@ -92,14 +92,8 @@ pub mod names {
     pub const SPACE_ID: &str = "Wow-Space-Id";
     /// LocalFirst bus mode.
     pub const LOCAL_FIRST: &str = "Command-Local-First";
-    /// Facade route: fully-qualified command class.
-    pub const COMMAND_TYPE: &str = "Command-Type";
-    /// Facade route: aggregate context.
-    pub const AGGREGATE_CONTEXT: &str = "Command-Aggregate-Context";
-    /// Facade route: aggregate name.
-    pub const AGGREGATE_NAME: &str = "Command-Aggregate-Name";
     /// Prefix of custom message headers.
-    pub const HEADER_PREFIX: &str = "Command-Header-";
+    pub(crate) const HEADER_PREFIX: &str = "Command-Header-";
     /// Response header carrying the error code in JSON mode.
     pub const ERROR_CODE: &str = "Wow-Error-Code";
     /// Content negotiation.
@@ -174,7 +168,7 @@ fn refuse(name: &str, reason: HeaderErrorReason) -> HeaderError {
 /// A header value that is safe to put on the wire: visible ASCII, spaces and
 /// tabs inside, no CR/LF (no header injection), not empty.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeaderValue(String);
+pub(crate) struct HeaderValue(String);
 
 impl HeaderValue {
     /// Validates `value` for header `name`.
@@ -198,7 +192,7 @@ impl HeaderValue {
 }
 
 /// Whether `name` is an RFC 9110 token.
-pub fn is_token(name: &str) -> bool {
+pub(crate) fn is_token(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
@@ -250,7 +244,7 @@ impl Default for WaitPlan {
 
 /// The `Command-*` headers of one attempt, validated, in a stable order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CommandHeaders {
+pub(crate) struct CommandHeaders {
     entries: Vec<(String, HeaderValue)>,
 }
 
@@ -289,7 +283,7 @@ impl CommandHeaders {
 
     /// The wait plan's headers. `legacy_timeout` also sends `Command-Wait-Timout`
     /// for servers before 8.4.
-    pub fn wait_plan(
+    pub(crate) fn wait_plan(
         &mut self,
         plan: &WaitPlan,
         legacy_timeout: bool,
@@ -326,7 +320,8 @@ impl CommandHeaders {
 
     /// A custom message header, sent as `Command-Header-<key>`; a key Wow
     /// 9 reserves is refused ([`reserved_command_header`]).
-    pub fn custom(&mut self, key: &str, value: &str) -> Result<&mut Self, HeaderError> {
+    #[cfg(test)]
+    pub(crate) fn custom(&mut self, key: &str, value: &str) -> Result<&mut Self, HeaderError> {
         if !is_token(key) {
             return Err(refuse(key, HeaderErrorReason::InvalidName));
         }
@@ -334,6 +329,7 @@ impl CommandHeaders {
     }
 
     /// The value of a header, looked up case-insensitively.
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&str> {
         self.entries
             .iter()

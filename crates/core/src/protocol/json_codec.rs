@@ -103,7 +103,7 @@ fn in_field(e: JsonError, field: &'static str) -> JsonError {
 }
 
 /// Writes a JSON object field by field, in the order serde writes them.
-pub struct ObjectWriter<'a> {
+pub(crate) struct ObjectWriter<'a> {
     out: &'a mut JsonOut,
     empty: bool,
 }
@@ -135,7 +135,7 @@ impl<'a> ObjectWriter<'a> {
         self
     }
     /// Writes `key` unless the list is empty (`skip_serializing_if = "Vec::is_empty"`).
-    pub fn non_empty<T: ToJson>(&mut self, key: &str, value: &[T]) -> &mut ObjectWriter<'a> {
+    pub(crate) fn non_empty<T: ToJson>(&mut self, key: &str, value: &[T]) -> &mut ObjectWriter<'a> {
         if !value.is_empty() {
             self.put(key, value);
         }
@@ -152,7 +152,7 @@ impl<'a> ObjectWriter<'a> {
 /// their defaults when they fail), so a reader is one straight line with
 /// one way out ([`ObjectReader::finish`]) instead of a return, and the drops
 /// it needs, after every field.
-pub struct ObjectReader {
+pub(crate) struct ObjectReader {
     entries: Vec<(String, JsonValue)>,
     error: Option<JsonError>,
 }
@@ -217,7 +217,7 @@ impl ObjectReader {
         self.take(key).filter(|v| !matches!(v, JsonValue::Null))
     }
     /// A field that defaults when absent (`#[serde(default)]`).
-    pub fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> T {
+    pub(crate) fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> T {
         match self.take(key) {
             None => T::default(),
             Some(v) => self.read(key, v),
@@ -238,12 +238,12 @@ const MISSING: JsonError = JsonError {
 };
 
 /// A unit-only enum's wire name, as `#[serde(rename_all = …)]` spells it.
-pub fn read_name(value: &JsonValue) -> Result<&str, JsonError> {
+pub(crate) fn read_name(value: &JsonValue) -> Result<&str, JsonError> {
     value.as_str().ok_or(WRONG_TYPE)
 }
 
 /// Writes a unit enum's wire name from its table of `(variant, name)`.
-pub fn wire_name<T: PartialEq>(table: &[(T, &'static str)], value: &T, out: &mut JsonOut) {
+pub(crate) fn wire_name<T: PartialEq>(table: &[(T, &'static str)], value: &T, out: &mut JsonOut) {
     let name = table
         .iter()
         .find(|(v, _)| v == value)
@@ -252,7 +252,7 @@ pub fn wire_name<T: PartialEq>(table: &[(T, &'static str)], value: &T, out: &mut
 }
 
 /// The variant a wire name stands for in `table`; `None` for a name it lacks.
-pub fn wire_variant<T: Copy>(
+pub(crate) fn wire_variant<T: Copy>(
     table: &[(T, &'static str)],
     value: &JsonValue,
 ) -> Result<Option<T>, JsonError> {
@@ -261,7 +261,7 @@ pub fn wire_variant<T: Copy>(
 }
 
 /// The error for a name no variant has.
-pub const UNKNOWN_NAME: JsonError = JsonError {
+pub(crate) const UNKNOWN_NAME: JsonError = JsonError {
     what: "an unknown name",
     field: None,
 };

@@ -74,7 +74,8 @@ impl JsonValue {
     }
 
     /// Whether this is an empty object or `null`.
-    pub fn is_empty_object(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty_object(&self) -> bool {
         matches!(self, JsonValue::Null) || matches!(self, JsonValue::Object(e) if e.is_empty())
     }
 
@@ -85,7 +86,8 @@ impl JsonValue {
     /// string, not as an object built field by field. `float` writes the
     /// finite non-integral numbers: [`float_text`], or the engine's own
     /// text in a module that would otherwise carry no float printing.
-    pub fn to_json_text(&self, float: FloatText) -> String {
+    #[cfg(test)]
+    pub(crate) fn to_json_text(&self, float: FloatText) -> String {
         let mut out = String::with_capacity(256);
         self.write_text::<false, _>(&mut out, &float);
         out
@@ -149,7 +151,7 @@ impl JsonValue {
 }
 
 /// How a number that is not an integer is written into JSON text.
-pub type FloatText = fn(f64, &mut String);
+pub(crate) type FloatText = fn(f64, &mut String);
 
 /// A non-integral number as `{:?}` writes it (the fingerprints stored
 /// before this function kept that text), without `Debug`: the shipped

@@ -8,7 +8,7 @@ pub mod error;
 pub mod error_code;
 pub mod event_stream;
 pub mod headers;
-pub mod json_codec;
+pub(crate) mod json_codec;
 pub mod json_text;
 pub mod json_value;
 pub mod response;
@@ -20,19 +20,22 @@ pub mod stage;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use condition::{
-    BatchQuery, Condition, ConfirmQuery, ListQuery, Operator, QueryShape, Tree, BATCH_LIMIT,
-    NEVER_USED_REQUEST_ID,
-};
-pub use error::ProtocolError;
-pub use error_code::{ErrorClass, ErrorCode};
+pub use condition::{BatchQuery, Condition, ConfirmQuery, ListQuery, Operator, QueryShape, Tree};
+pub(crate) use condition::{BATCH_LIMIT, NEVER_USED_REQUEST_ID};
+
+pub(crate) use error_code::ErrorClass;
+pub use error_code::ErrorCode;
 pub use event_stream::{DomainEvent, DomainEventStream};
-pub use headers::{CommandHeaders, HeaderError, HeaderValue, WaitPlan, WaitTail};
+pub(crate) use headers::CommandHeaders;
+pub use headers::{HeaderError, WaitPlan, WaitTail};
 pub use json_codec::JsonError;
-pub use json_codec::{FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson};
-pub use json_value::{float_text, FloatText, JsonLimits, JsonValue, MAX_NESTING};
+pub use json_codec::{FromJson, JsonOut, ToJson};
+pub(crate) use json_codec::{ObjectReader, ObjectWriter};
+pub(crate) use json_value::FloatText;
+pub use json_value::{float_text, JsonLimits, JsonValue, MAX_NESTING};
 pub use response::{JsonResponse, ResponseBody, StreamElement};
 pub use result::{BindingError, CommandResult, ErrorInfo, FunctionInfo, FunctionKind};
-pub use route::{check_base_url, check_path, is_command_method, AggregateRoute, RouteError};
+pub(crate) use route::{check_base_url, check_path, is_command_method};
+pub use route::{AggregateRoute, RouteError};
 pub use sse::{SseDecoder, SseError, SseEvent};
 pub use stage::CommandStage;

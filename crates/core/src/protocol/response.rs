@@ -1,5 +1,6 @@
 //! Reading answers: JSON mode (PROTOCOL §2.2) and SSE elements (§3.2).
 
+#[cfg(any(test, feature = "json-text"))]
 use serde::{Deserialize, Deserializer};
 
 use super::error::ProtocolError;
@@ -30,7 +31,8 @@ impl ResponseBody {
     /// callers and tests; in the browser a body is walked into a `JsonValue`
     /// and read by `from_json`).
     /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
-    pub fn decode<'de, D: Deserializer<'de>>(d: D) -> ResponseBody {
+    #[cfg(any(test, feature = "json-text"))]
+    pub(crate) fn decode<'de, D: Deserializer<'de>>(d: D) -> ResponseBody {
         match RawBody::deserialize(d) {
             Err(e) => ResponseBody::Other {
                 reason: e.to_string(),
@@ -120,7 +122,7 @@ impl JsonResponse {
     /// body is judged by its status alone: a 5xx, 408 or a 2xx without a
     /// result proves nothing (Unknown), a 429 is Transient, any other 4xx
     /// came from something in front of the gateway and was not sent.
-    pub fn failure_class(&self) -> Option<ErrorClass> {
+    pub(crate) fn failure_class(&self) -> Option<ErrorClass> {
         if self.success().is_some() {
             return None;
         }

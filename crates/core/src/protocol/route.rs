@@ -91,7 +91,7 @@ fn push_segment(path: &mut String, part: &'static str, segment: &str) -> Result<
 /// URL parser (`?`, `#`, `\\`, a space or a control character). A stored
 /// record's path is checked again before it is sent (a record changed in
 /// storage must not send its command elsewhere).
-pub fn check_path(path: &str) -> Result<(), String> {
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
     let why = if !path.starts_with('/') {
         "must start with `/`"
     } else if path
@@ -133,7 +133,7 @@ fn is_dot_segment(segment: &str) -> bool {
 /// fragment, and a path (if any) [`check_path`] accepts. What comes after
 /// it is a command's path, so a request always goes to its origin, under
 /// its path.
-pub fn check_base_url(base: &str) -> Result<(), String> {
+pub(crate) fn check_base_url(base: &str) -> Result<(), String> {
     let rest = base
         .strip_prefix("https://")
         .or_else(|| base.strip_prefix("http://"))
@@ -152,7 +152,7 @@ pub fn check_base_url(base: &str) -> Result<(), String> {
 
 /// Whether `method` (upper case) sends a command: `POST`, `PUT`, `PATCH`
 /// or `DELETE` (a `GET` is a query).
-pub fn is_command_method(method: &str) -> bool {
+pub(crate) fn is_command_method(method: &str) -> bool {
     matches!(method, "POST" | "PUT" | "PATCH" | "DELETE")
 }
 
@@ -169,7 +169,7 @@ impl AggregateRoute {
     /// route has `{id}`); `action` is the snake_case command name, or `None`
     /// for routes whose action is empty (e.g. the built-in delete). An action
     /// may hold `/` to address nested routes; each part is encoded.
-    pub fn command_path(
+    pub(crate) fn command_path(
         &self,
         id: Option<&str>,
         action: Option<&str>,
@@ -194,19 +194,19 @@ impl AggregateRoute {
     }
 
     /// `…/event/list` for this aggregate type (tenant-scoped when a tenant is set).
-    pub fn event_list_path(&self) -> Result<String, RouteError> {
+    pub(crate) fn event_list_path(&self) -> Result<String, RouteError> {
         self.event_path("list")
     }
 
     /// `…/event/count` for this aggregate type.
-    pub fn event_count_path(&self) -> Result<String, RouteError> {
+    pub(crate) fn event_count_path(&self) -> Result<String, RouteError> {
         self.event_path("count")
     }
 
     /// `…/{resource}/{id}/snapshot`, the aggregate's latest snapshot
     /// (PROTOCOL §5.5). An aggregate whose id is its owner's has no `{id}`:
     /// `/owner/{ownerId}/cart/snapshot`.
-    pub fn snapshot_path(&self, id: &str) -> Result<String, RouteError> {
+    pub(crate) fn snapshot_path(&self, id: &str) -> Result<String, RouteError> {
         let mut path = String::with_capacity(64);
         self.push_scope(&mut path, true)?;
         push_segment(&mut path, "resource", &self.resource)?;

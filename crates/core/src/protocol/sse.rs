@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 /// Default bound on one event (data, event type and the current line): 1 MiB.
-pub const DEFAULT_MAX_EVENT_BYTES: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// One dispatched event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -339,7 +339,8 @@ impl SseDecoder {
 }
 
 /// Decodes a whole transcript at once (tests, fixtures).
-pub fn decode_all(bytes: &[u8]) -> Result<Vec<SseEvent>, SseError> {
+#[cfg(test)]
+pub(crate) fn decode_all(bytes: &[u8]) -> Result<Vec<SseEvent>, SseError> {
     let mut decoder = SseDecoder::default();
     decoder.feed(bytes)?;
     let mut events = Vec::new();

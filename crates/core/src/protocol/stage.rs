@@ -55,7 +55,7 @@ impl CommandStage {
     }
 
     /// Parses a wire name exactly as written (SSE event names are case-sensitive).
-    pub fn from_wire(name: &str) -> Option<CommandStage> {
+    pub(crate) fn from_wire(name: &str) -> Option<CommandStage> {
         CommandStage::ALL.into_iter().find(|s| s.as_str() == name)
     }
 
@@ -95,7 +95,7 @@ impl CommandStage {
     }
 
     /// Whether reaching this stage successfully implies the events were appended.
-    pub const fn implies_appended(self) -> bool {
+    pub(crate) const fn implies_appended(self) -> bool {
         !matches!(self, CommandStage::Sent)
     }
 }
