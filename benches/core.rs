@@ -4,36 +4,19 @@
 
 #![allow(clippy::disallowed_macros)] // a bench: format! is allowed here (clippy.toml)
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use wow_command_client::core::journal::{
-    AggregateIdentity, CommandSpec, IntentRecord, Journal, MemoryStore, NewIntent, SeededRandom,
-    WaitSpec,
+    new_record, AggregateIdentity, CommandSpec, IntentRecord, NewIntent, RequestIdPolicy,
+    SeededRandom, WaitSpec,
 };
 use wow_command_client::core::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Status,
 };
 use wow_command_client::core::protocol::{
-    CommandStage, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
+    float_text, CommandStage, JsonResponse, JsonValue, ResponseBody, SseDecoder, StreamElement,
 };
 
-/// The journal over a memory store never waits: poll once.
-fn ready<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(v) => v,
-        Poll::Pending => unreachable!("a memory store answers at once"),
-    }
-}
-
 fn record() -> IntentRecord {
-    let journal = Journal::new(MemoryStore::new(), "bench");
     let intent = NewIntent {
         scope: None,
         intent_key: None,
@@ -59,10 +42,16 @@ fn record() -> IntentRecord {
             headers: vec![],
         },
     };
-    ready(journal.begin(0, intent, &mut SeededRandom::new(1)))
-        .unwrap()
-        .record()
-        .clone()
+    new_record(
+        "bench",
+        RequestIdPolicy::default(),
+        float_text,
+        0,
+        intent,
+        &mut SeededRandom::new(1),
+    )
+    .unwrap()
+    .0
 }
 
 fn result_json(request_id: &str, stage: &str, code: &str, version: u32) -> String {

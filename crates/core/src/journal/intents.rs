@@ -584,7 +584,7 @@ impl<S: IntentStore> Journal<S> {
 /// aggregate id gets one here, derived from the key when there is one (so
 /// it survives the loss of local storage too); a replayed key keeps the
 /// stored record instead.
-pub(crate) fn new_record(
+pub fn new_record(
     namespace: &str,
     policy: RequestIdPolicy,
     float: FloatText,

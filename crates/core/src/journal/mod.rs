@@ -17,10 +17,11 @@ pub mod store;
 pub(crate) use ids::derived_request_id;
 pub use ids::{RandomSource, RequestIdPolicy, SeededRandom};
 pub(crate) use intents::{
-    evictable, new_record, prunable, redecided, sent_again, take_place, withdrawal,
-    withdrawal_refused,
+    evictable, prunable, redecided, sent_again, take_place, withdrawal, withdrawal_refused,
 };
-pub use intents::{replay, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS};
+pub use intents::{
+    new_record, replay, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS,
+};
 pub(crate) use read_back::{is_secret, ReadBack, Reader};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,

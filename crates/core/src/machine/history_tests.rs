@@ -616,11 +616,12 @@ mod simulation {
 mod with_machines {
     use super::*;
     use crate::journal::{
-        AggregateIdentity, CommandSpec, IntentRecord, Journal, MemoryStore, NewIntent,
+        new_record, AggregateIdentity, CommandSpec, IntentRecord, NewIntent, RequestIdPolicy,
         SeededRandom, WaitSpec,
     };
     use crate::machine::{Action, IntentMachine, MachineConfig, Status, TransportError};
-    use crate::protocol::test_support::block_on;
+    use crate::protocol::float_text;
+
     use crate::protocol::{
         CommandResult, CommandStage, ErrorCode, FunctionInfo, FunctionKind, JsonResponse,
         JsonValue, ResponseBody,
@@ -630,7 +631,6 @@ mod with_machines {
     const T0: i64 = 1_000_000;
 
     fn record(i: usize) -> IntentRecord {
-        let journal = Journal::new(MemoryStore::new(), "ns");
         let id = format!("acct-{i}");
         let intent = NewIntent {
             scope: None,
@@ -657,10 +657,16 @@ mod with_machines {
                 headers: vec![],
             },
         };
-        block_on(journal.begin(T0, intent, &mut SeededRandom::new(i as u64 + 1)))
-            .unwrap()
-            .record()
-            .clone()
+        new_record(
+            "ns",
+            RequestIdPolicy::default(),
+            float_text,
+            T0,
+            intent,
+            &mut SeededRandom::new(i as u64 + 1),
+        )
+        .unwrap()
+        .0
     }
 
     fn success(r: &IntentRecord) -> JsonResponse {

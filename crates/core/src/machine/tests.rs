@@ -3,10 +3,11 @@
 
 use super::*;
 use crate::journal::{
-    AggregateIdentity, CommandSpec, IntentRecord, IntentState, Journal, MemoryStore, NewIntent,
-    SeededRandom, StoreError, Unavailable, WaitSpec,
+    new_record, AggregateIdentity, CommandSpec, IntentRecord, IntentState, NewIntent,
+    RequestIdPolicy, SeededRandom, StoreError, Unavailable, WaitSpec,
 };
-use crate::protocol::test_support::{block_on, test};
+use crate::protocol::float_text;
+use crate::protocol::test_support::test;
 use crate::protocol::{
     CommandResult, CommandStage, ErrorCode, ErrorInfo, FunctionInfo, FunctionKind, JsonResponse,
     JsonValue, ResponseBody, StreamElement,
@@ -15,7 +16,6 @@ use crate::protocol::{
 const T0: i64 = 1_000_000;
 
 fn record(stage: CommandStage, create: bool) -> IntentRecord {
-    let journal = Journal::new(MemoryStore::new(), "ns");
     let intent = NewIntent {
         scope: None,
         intent_key: None,
@@ -41,10 +41,16 @@ fn record(stage: CommandStage, create: bool) -> IntentRecord {
             headers: vec![],
         },
     };
-    block_on(journal.begin(T0, intent, &mut SeededRandom::new(1)))
-        .unwrap()
-        .record()
-        .clone()
+    new_record(
+        "ns",
+        RequestIdPolicy::default(),
+        float_text,
+        T0,
+        intent,
+        &mut SeededRandom::new(1),
+    )
+    .unwrap()
+    .0
 }
 
 fn result(
