@@ -417,6 +417,7 @@ impl World {
                 let done = if request.url.contains("/event/") {
                     self.gateway.history_query(&request)
                 } else {
+                    self.in_its_turn(&request);
                     self.gateway.command(&request)
                 };
                 self.answer(t, op, done);
@@ -436,6 +437,42 @@ impl World {
             Do::WhenOnline => self.answer(t, op, Done::Online),
             Do::Destroy => self.answer(t, op, Done::Removed(Ok(()))),
             Do::Close => self.tabs[t].closed = true,
+        }
+    }
+
+    /// Every test's invariant of scopes: a scoped intent's command leaves
+    /// only once every earlier place of its scope is settled (its user's:
+    /// another user's intents are not a client's to see, nor to wait for).
+    fn in_its_turn(&self, request: &Request) {
+        let header = request
+            .headers
+            .iter()
+            .find(|(k, _)| k == "Command-Request-Id");
+        let Some((_, request_id)) = header else {
+            return;
+        };
+        let records = self.records();
+        let Some(sent) = records.iter().find(|r| &r.request_id == request_id) else {
+            return;
+        };
+        if sent.scope.is_none() {
+            return;
+        }
+        for earlier in records.iter().filter(|r| {
+            r.namespace == sent.namespace
+                && r.user == sent.user
+                && r.scope == sent.scope
+                && r.scope_seq < sent.scope_seq
+        }) {
+            assert!(
+                earlier.state.is_settled(),
+                "{} sent while {} (place {:?}, before its {:?}) is {:?}",
+                sent.intent_id,
+                earlier.intent_id,
+                earlier.scope_seq,
+                sent.scope_seq,
+                earlier.state
+            );
         }
     }
 
