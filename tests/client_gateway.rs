@@ -595,7 +595,10 @@ async fn bad_input_is_refused_before_anything_is_stored() {
 
 #[wasm_bindgen_test]
 async fn resume_after_a_crash_finishes_the_same_request_id() {
-    use wow_command_client::core::journal::{IntentState, Journal, SeededRandom};
+    use wow_command_client::core::journal::{
+        new_record, IntentState, RecordStore, RequestIdPolicy, SeededRandom,
+    };
+    use wow_command_client::core::protocol::float_text;
     use wow_command_client::web::storage::AnyStore;
 
     // The page that crashed: it persisted the intent as "sending" and died.
@@ -606,7 +609,7 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     settle(setup.send_and_wait(create(&id), None))
         .await
         .unwrap();
-    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
+    let store = AnyStore::open(&adapter, &ns).unwrap();
     let parsed = wow_command_client::js::input::command(&lock(&id, 2), Default::default()).unwrap();
     let defaults = wow_command_client::js::input::Defaults {
         config: Default::default(),
@@ -616,14 +619,13 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
         body_limits: Default::default(),
     };
     let (intent, _) = wow_command_client::js::input::intent(parsed, &defaults, false).unwrap();
-    let mut record = journal
-        .begin(1, intent, &mut SeededRandom::new(1))
-        .await
-        .unwrap()
-        .record()
-        .clone();
+    // Written as the engine writes it: made, then stored, then `sending`.
+    let mut random = SeededRandom::new(1);
+    let policy = RequestIdPolicy::default();
+    let (mut record, _) = new_record(&ns, policy, float_text, 1, intent, &mut random).unwrap();
+    record.revision = store.put(&record).await.unwrap();
     record.state = IntentState::Sending;
-    journal.save(&mut record, 2).await.unwrap();
+    record.revision = store.put(&record).await.unwrap();
 
     // The reloaded page: a new client over the same storage.
     let reloaded = client_over(json!({"namespace": ns}), adapter.clone()).await;

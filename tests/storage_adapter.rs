@@ -8,7 +8,7 @@ mod support;
 use support::*;
 use wasm_bindgen_test::*;
 use wow_command_client::core::journal::{
-    Journal, JournalError, RecordError, SeededRandom, StoreError, Unavailable,
+    IntentRecord, Listing, RecordError, RecordStore, StoreError, Unavailable,
 };
 use wow_command_client::web::storage::AnyStore;
 
@@ -16,7 +16,7 @@ use wow_command_client::web::storage::AnyStore;
 async fn adapters_meet_the_contract_with_and_without_compare_and_set() {
     for atomic in [false, true] {
         let adapter = memory_adapter(atomic);
-        journal_contract(|ns| AnyStore::open(&adapter, ns).unwrap()).await;
+        store_contract(|ns| AnyStore::open(&adapter, ns).unwrap()).await;
     }
 }
 
@@ -27,13 +27,13 @@ async fn a_failing_adapter_refuses_before_sending() {
         ("SecurityError", Unavailable::Blocked),
         ("TypeError", Unavailable::WriteFailed),
     ] {
-        let journal = Journal::new(AnyStore::open(&failing_adapter(name), "ns").unwrap(), "ns");
-        let err = journal
-            .begin(NOW, intent(None, "a"), &mut SeededRandom::new(2))
+        let store = AnyStore::open(&failing_adapter(name), "ns").unwrap();
+        let err = store
+            .put(&made("ns", intent(None, "a"), 2))
             .await
             .unwrap_err();
         match err {
-            JournalError::Storage(StoreError::Unavailable { kind: got, detail }) => {
+            StoreError::Unavailable { kind: got, detail } => {
                 assert_eq!(got, kind);
                 assert!(detail.starts_with(name), "{detail}");
             }
@@ -47,12 +47,9 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
     let adapter = memory_adapter(false);
     let ns = unique("q");
     adapter_raw_set(&adapter, &format!("wow-intents/{ns}/bad"), "{not json");
-    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
-    journal
-        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(4))
-        .await
-        .unwrap();
-    let listing = journal.list().await.unwrap();
+    let store = AnyStore::open(&adapter, &ns).unwrap();
+    written(&store, &ns, intent(None, "a"), 4).await;
+    let listing: Listing<IntentRecord> = store.list(&ns).await.unwrap();
     assert_eq!(listing.records.len(), 1);
     assert_eq!(listing.quarantined.len(), 1);
     assert_eq!(listing.quarantined[0].key, format!("wow-intents/{ns}/bad"));
@@ -73,7 +70,7 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
     assert_eq!(field("value").as_deref(), Some("{not json"));
     let why = field("quarantinedFor").expect("kept with why");
     // Still reported on the next listing, with why: never dropped silently.
-    let listing = journal.list().await.unwrap();
+    let listing: Listing<IntentRecord> = store.list(&ns).await.unwrap();
     assert_eq!(listing.quarantined.len(), 1);
     assert_eq!(listing.quarantined[0].reason, RecordError::Corrupt(why));
     // A record written by a newer build is reported but left where it is.
@@ -82,7 +79,7 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
         &format!("wow-intents/{ns}/future"),
         r#"{"schemaVersion":7}"#,
     );
-    let listing = journal.list().await.unwrap();
+    let listing: Listing<IntentRecord> = store.list(&ns).await.unwrap();
     assert!(listing
         .quarantined
         .iter()
@@ -100,24 +97,17 @@ async fn corrupt_adapter_records_are_quarantined_and_reported() {
 async fn an_adapter_is_told_what_to_flush_and_deletes_in_one_batch() {
     let adapter = recording_adapter();
     let ns = unique("batch");
-    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
+    let store = AnyStore::open(&adapter, &ns).unwrap();
     for i in 0..3 {
-        journal
-            .begin(
-                NOW,
-                intent(None, &format!("a{i}")),
-                &mut SeededRandom::new(i),
-            )
-            .await
-            .unwrap();
+        written(&store, &ns, intent(None, &format!("a{i}")), i).await;
     }
     assert_eq!(adapter_calls(&adapter), "cas:true,cas:true,cas:true");
-    assert_eq!(journal.clear().await.unwrap(), 3);
+    assert_eq!(cleared(&store, &ns).await, 3);
     assert_eq!(
         adapter_calls(&adapter),
         "cas:true,cas:true,cas:true,deleteMany:3"
     );
-    assert!(journal.list().await.unwrap().records.is_empty());
+    assert!(listed(&store, &ns).await.is_empty());
 }
 
 /// Only the built-in stores hand records back as objects: a caller's
@@ -127,40 +117,38 @@ async fn an_adapter_is_told_what_to_flush_and_deletes_in_one_batch() {
 async fn a_caller_adapter_answering_objects_is_refused_and_nothing_is_moved() {
     let adapter = object_answering_adapter();
     let ns = unique("objects");
-    let journal = Journal::new(AnyStore::open(&adapter, &ns).unwrap(), &ns);
-    let begun = journal
-        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(6))
+    let store = AnyStore::open(&adapter, &ns).unwrap();
+    let record = written(&store, &ns, intent(None, "a"), 6).await;
+    let key = format!("wow-intents/{ns}/{}", record.intent_id);
+    let err = RecordStore::<IntentRecord>::list(&store, &ns)
         .await
-        .unwrap();
-    let key = format!("wow-intents/{ns}/{}", begun.record().intent_id);
-    let err = journal.list().await.unwrap_err();
+        .unwrap_err();
     assert!(
         matches!(
             err,
-            JournalError::Storage(StoreError::Unavailable {
+            StoreError::Unavailable {
                 kind: Unavailable::ReadFailed,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
     assert!(adapter_raw_has(&adapter, &key));
     assert!(!adapter_raw_has(
         &adapter,
-        &format!("wow-intents-quarantine/{ns}/{}", begun.record().intent_id)
+        &format!("wow-intents-quarantine/{ns}/{}", record.intent_id)
     ));
 }
 
 #[wasm_bindgen_test]
 async fn memory_storage_is_an_explicit_opt_in_that_a_reload_forgets() {
-    let journal = Journal::new(AnyStore::open(&"memory".into(), "ns").unwrap(), "ns");
-    journal
-        .begin(NOW, intent(Some("k"), "a"), &mut SeededRandom::new(5))
-        .await
-        .unwrap();
-    assert!(journal.find("k").await.unwrap().is_some());
-    let reloaded = Journal::new(AnyStore::open(&"memory".into(), "ns").unwrap(), "ns");
-    assert!(reloaded.find("k").await.unwrap().is_none());
+    let store = AnyStore::open(&"memory".into(), "ns").unwrap();
+    let record = written(&store, "ns", intent(Some("k"), "a"), 5).await;
+    let found: Option<IntentRecord> = store.get("ns", &record.intent_id).await.unwrap();
+    assert!(found.is_some());
+    let reloaded = AnyStore::open(&"memory".into(), "ns").unwrap();
+    let found: Option<IntentRecord> = reloaded.get("ns", &record.intent_id).await.unwrap();
+    assert!(found.is_none());
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"

@@ -9,8 +9,7 @@ use support::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 use wow_command_client::core::journal::{
-    IntentRecord, IntentState, Journal, JournalError, MemoryStore, RecordStore, SeededRandom,
-    StoreError, Unavailable,
+    IntentRecord, IntentState, Listing, RecordStore, StoreError, Unavailable,
 };
 use wow_command_client::web::locks::{try_lock, LockAttempt};
 use wow_command_client::web::storage::{indexed_db, AnyStore};
@@ -50,24 +49,6 @@ export function idbRawGet(name, store, key) {
     };
   });
 }
-// Fills localStorage until it is full, then frees about `freeBytes`: a page
-// whose own data left that much of the quota. Returns the filler's keys.
-export function fillLocalStorage(freeBytes) {
-  const keys = [];
-  let chunk = "x".repeat(1 << 20);
-  for (let i = 0; chunk.length >= 256; ) {
-    try { localStorage.setItem(`filler-${i}`, chunk); keys.push(`filler-${i}`); i++; }
-    catch (e) { chunk = chunk.slice(0, chunk.length >> 1); }
-  }
-  let freed = 0;
-  while (freed < freeBytes && keys.length) {
-    const k = keys.pop();
-    freed += localStorage.getItem(k).length;
-    localStorage.removeItem(k);
-  }
-  if (freed > freeBytes) { localStorage.setItem("filler-rest", "x".repeat(freed - freeBytes)); keys.push("filler-rest"); }
-  return keys;
-}
 export function removeKeys(keys) { for (const k of keys) localStorage.removeItem(k); }
 // The page's own keys beside a journal's: named like Storage's members, of
 // another namespace, and one that only begins like the journal's prefix.
@@ -91,8 +72,6 @@ extern "C" {
     fn idb_raw_put(name: &str, key: &str, value: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = idbRawGet)]
     fn idb_raw_get(name: &str, store: &str, key: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = fillLocalStorage)]
-    fn fill_local_storage(free_bytes: u32) -> js_sys::Array;
     #[wasm_bindgen(js_name = removeKeys)]
     fn remove_keys(keys: &js_sys::Array);
     #[wasm_bindgen(js_name = pageKeys)]
@@ -105,12 +84,12 @@ extern "C" {
 
 #[wasm_bindgen_test]
 async fn indexed_db_meets_the_contract() {
-    journal_contract(|ns| AnyStore::open(&"indexedDB".into(), ns).unwrap()).await;
+    store_contract(|ns| AnyStore::open(&"indexedDB".into(), ns).unwrap()).await;
 }
 
 #[wasm_bindgen_test]
 async fn local_storage_meets_the_contract() {
-    journal_contract(|ns| AnyStore::open(&"localStorage".into(), ns).unwrap()).await;
+    store_contract(|ns| AnyStore::open(&"localStorage".into(), ns).unwrap()).await;
 }
 
 /// A localStorage journal lists its own records only, read in one pass:
@@ -121,15 +100,11 @@ async fn local_storage_meets_the_contract() {
 async fn a_local_storage_journal_lists_its_own_keys_only() {
     let ns = unique("own-keys");
     let keys = page_keys(&ns);
-    let journal = Journal::new(AnyStore::open(&"localStorage".into(), &ns).unwrap(), &ns);
-    let mut rng = SeededRandom::new(9);
-    for id in ["a", "b"] {
-        journal
-            .begin(NOW, intent(None, id), &mut rng)
-            .await
-            .unwrap();
+    let store = AnyStore::open(&"localStorage".into(), &ns).unwrap();
+    for (seed, id) in ["a", "b"].into_iter().enumerate() {
+        written(&store, &ns, intent(None, id), seed as u64).await;
     }
-    let listing = journal.list().await.unwrap();
+    let listing: Listing<IntentRecord> = store.list(&ns).await.unwrap();
     assert_eq!(listing.records.len(), 2, "{:?}", listing.records);
     assert!(listing.quarantined.is_empty(), "{:?}", listing.quarantined);
     for key in keys.iter() {
@@ -140,7 +115,7 @@ async fn a_local_storage_journal_lists_its_own_keys_only() {
             "{key}"
         );
     }
-    assert_eq!(journal.clear().await.unwrap(), 2);
+    assert_eq!(cleared(&store, &ns).await, 2);
     remove_keys(&keys);
 }
 
@@ -166,37 +141,29 @@ fn unknown_storage_names_and_incomplete_adapters_are_refused() {
 async fn a_full_local_storage_refuses_before_sending() {
     let restore = break_set_item();
     let ns = unique("full");
-    let journal = Journal::new(AnyStore::open(&"localStorage".into(), &ns).unwrap(), &ns);
-    let result = journal
-        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(3))
-        .await;
+    let store = AnyStore::open(&"localStorage".into(), &ns).unwrap();
+    let result = store.put(&made(&ns, intent(None, "a"), 3)).await;
     restore.call0(&JsValue::NULL).unwrap();
     let err = result.unwrap_err();
     assert!(
         matches!(
             err,
-            JournalError::Storage(StoreError::Unavailable {
+            StoreError::Unavailable {
                 kind: Unavailable::QuotaExceeded,
                 ..
-            })
+            }
         ),
         "{err:?}"
     );
-    assert!(
-        journal.list().await.unwrap().records.is_empty(),
-        "nothing was stored"
-    );
+    assert!(listed(&store, &ns).await.is_empty(), "nothing was stored");
 }
 
 #[wasm_bindgen_test]
 async fn corrupt_indexed_db_records_are_quarantined_and_reported() {
     // IndexedDB.
     let ns = unique("qi");
-    let journal = Journal::new(AnyStore::open(&"indexedDB".into(), &ns).unwrap(), &ns);
-    journal
-        .begin(NOW, intent(None, "a"), &mut SeededRandom::new(5))
-        .await
-        .unwrap();
+    let store = AnyStore::open(&"indexedDB".into(), &ns).unwrap();
+    written(&store, &ns, intent(None, "a"), 5).await;
     let garbage = js_sys::JSON::parse(r#"{"schemaVersion":1,"state":"lost"}"#).unwrap();
     wasm_bindgen_futures::JsFuture::from(idb_raw_put(
         &indexed_db::database_name(&ns),
@@ -205,7 +172,7 @@ async fn corrupt_indexed_db_records_are_quarantined_and_reported() {
     ))
     .await
     .unwrap();
-    let err = RecordStore::<IntentRecord>::get(journal.store(), &ns, "bad")
+    let err = RecordStore::<IntentRecord>::get(&store, &ns, "bad")
         .await
         .unwrap_err();
     assert!(
@@ -218,7 +185,7 @@ async fn corrupt_indexed_db_records_are_quarantined_and_reported() {
         ),
         "{err:?}"
     );
-    let listing = journal.list().await.unwrap();
+    let listing: Listing<IntentRecord> = store.list(&ns).await.unwrap();
     assert_eq!(listing.records.len(), 1);
     assert_eq!(listing.quarantined.len(), 1);
     // Moved aside by the read: reported under the key every store uses for
@@ -236,7 +203,7 @@ async fn corrupt_indexed_db_records_are_quarantined_and_reported() {
     .await
     .unwrap();
     assert!(aside.is_object(), "moved to the quarantine store");
-    drop(journal);
+    drop(store);
     wasm_bindgen_futures::JsFuture::from(indexed_db::delete_database(&ns))
         .await
         .unwrap();
@@ -275,17 +242,8 @@ async fn one_driver_per_intent() {
 async fn state_changes_reach_other_contexts() {
     let ns = unique("bc");
     let received = next_message(&format!("wow-command-client/{ns}"));
-    let journal = Journal::new(MemoryStore::default(), &ns);
-    let mut record = journal
-        .begin(
-            NOW,
-            intent(Some("order-7"), "acct-1"),
-            &mut SeededRandom::new(7),
-        )
-        .await
-        .unwrap()
-        .record()
-        .clone();
+    let mut record = made(&ns, intent(Some("order-7"), "acct-1"), 7);
+    record.revision = 1;
     record.state = IntentState::Succeeded;
     record.appended = Some(true);
     wow_command_client::web::channel::announce_record(&record, 3);
@@ -336,48 +294,6 @@ async fn whether_storage_is_kept_is_answered_without_a_prompt() {
     let manager = js_sys::Reflect::get(&navigator, &"storage".into()).unwrap();
     assert_eq!(answer.as_bool().is_some(), !manager.is_undefined());
     assert_eq!(answer.is_null(), manager.is_undefined());
-}
-
-/// A localStorage journal in a page whose own data left ~40 KB of the quota:
-/// settled intents make room for new ones instead of filling the store and
-/// refusing every command after the first few dozen.
-#[wasm_bindgen_test]
-async fn a_full_local_storage_journal_makes_room_for_new_intents() {
-    let filler = fill_local_storage(40_000);
-    let ns = unique("full");
-    let journal = Journal::new(AnyStore::open(&"localStorage".into(), &ns).unwrap(), &ns);
-    let mut rng = SeededRandom::new(5);
-    let mut written = 0;
-    let mut refused = None;
-    for i in 0..300 {
-        match journal
-            .begin(1_000 + i, intent(None, &format!("acct-{i}")), &mut rng)
-            .await
-        {
-            Ok(begun) => {
-                let mut r = begun.record().clone();
-                r.state = wow_command_client::core::journal::IntentState::Succeeded;
-                if let Err(e) = journal.save(&mut r, 1_000 + i).await {
-                    refused = Some(format!("save {i}: {e}"));
-                    break;
-                }
-                written += 1;
-            }
-            Err(e) => {
-                refused = Some(format!("begin {i}: {e}"));
-                break;
-            }
-        }
-    }
-    let kept = journal.list().await.unwrap().records.len();
-    journal.clear().await.unwrap();
-    remove_keys(&filler);
-    assert_eq!(refused, None, "after {written} intents");
-    assert_eq!(written, 300);
-    assert!(
-        kept < 300,
-        "settled intents were evicted to make room ({kept} kept)"
-    );
 }
 
 /// The client's own lock, against the gateway (tests/client_gateway.rs's helpers).

@@ -1,5 +1,5 @@
 //! Shared by the wasm storage tests: JS adapters, an intent, and the
-//! journal contract every backend must meet.
+//! store contract every backend must meet.
 #![allow(dead_code)]
 
 pub mod gateway_client;
@@ -9,10 +9,10 @@ use std::task::Poll;
 use wasm_bindgen::prelude::*;
 
 use wow_command_client::core::journal::{
-    AggregateIdentity, Begun, CommandSpec, IntentRecord, IntentState, Journal, JournalError,
-    NewIntent, RecordStore, SeededRandom, StoreError, WaitSpec,
+    new_record, AggregateIdentity, CommandSpec, IntentRecord, IntentState, Listing, NewIntent,
+    RecordStore, RequestIdPolicy, SeededRandom, StoreError, WaitSpec,
 };
-use wow_command_client::core::protocol::{CommandStage, JsonValue};
+use wow_command_client::core::protocol::{float_text, CommandStage, JsonValue};
 use wow_command_client::web::storage::AnyStore;
 
 #[wasm_bindgen(module = "/tests/support/adapters.js")]
@@ -69,63 +69,83 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", js_sys::Math::random().to_bits())
 }
 
-/// Begin, reload (a fresh store over the same storage), save, CAS conflict,
-/// keyed replay: the journal contract over one backend.
-pub async fn journal_contract(open: impl Fn(&str) -> AnyStore) {
-    let ns = unique("ns");
-    let mut rng = SeededRandom::new(1);
-    let journal = Journal::new(open(&ns), &ns);
-    let Begun::Created(mut record) = journal
-        .begin(NOW, intent(Some("k1"), "a1"), &mut rng)
-        .await
-        .unwrap()
-    else {
-        panic!("created")
-    };
-    // "Reload": a new store instance finds the record and its requestId.
-    let reloaded = Journal::new(open(&ns), &ns);
-    let found = reloaded
-        .find("k1")
-        .await
-        .unwrap()
-        .expect("found after reload");
-    assert_eq!(found, record);
-    assert_eq!(reloaded.unresolved().await.unwrap().len(), 1);
-    // The same key again: the same unresolved intent.
-    let again = reloaded
-        .begin(NOW + 1, intent(Some("k1"), "a1"), &mut rng)
+/// A new intent's record, as the engine makes it (not written yet).
+pub fn made(ns: &str, intent: NewIntent, seed: u64) -> IntentRecord {
+    let mut random = SeededRandom::new(seed);
+    new_record(
+        ns,
+        RequestIdPolicy::default(),
+        float_text,
+        NOW,
+        intent,
+        &mut random,
+    )
+    .unwrap()
+    .0
+}
+
+/// A new intent's record after its first write (a compare-and-swap create).
+pub async fn written(store: &AnyStore, ns: &str, intent: NewIntent, seed: u64) -> IntentRecord {
+    let mut record = made(ns, intent, seed);
+    record.revision = store.put(&record).await.unwrap();
+    record
+}
+
+/// Every record of a namespace.
+pub async fn listed(store: &AnyStore, ns: &str) -> Vec<IntentRecord> {
+    let listing: Listing<IntentRecord> = store.list(ns).await.unwrap();
+    listing.records
+}
+
+/// Removes every record of a namespace; how many there were.
+pub async fn cleared(store: &AnyStore, ns: &str) -> usize {
+    let records = listed(store, ns).await;
+    let ids: Vec<&str> = records.iter().map(|r| r.intent_id.as_str()).collect();
+    RecordStore::<IntentRecord>::delete_many(store, ns, &ids)
         .await
         .unwrap();
-    assert_eq!(again, Begun::Unresolved(record.clone()));
+    ids.len()
+}
+
+/// The store contract over one backend, through the operations the
+/// client's executor performs (`store.js`): a first write, read back by a
+/// fresh store over the same storage (a reload), compare-and-swap, listing,
+/// a scope's listing, removal, and two first writes at once.
+pub async fn store_contract(open: impl Fn(&str) -> AnyStore) {
+    let ns = unique("ns");
+    let store = open(&ns);
+    let mut record = written(&store, &ns, intent(Some("k1"), "a1"), 1).await;
+    assert_eq!(record.revision, 1);
+    // "Reload": a new store instance finds the record and its requestId.
+    let reloaded = open(&ns);
+    let found: Option<IntentRecord> = reloaded.get(&ns, &record.intent_id).await.unwrap();
+    assert_eq!(found.as_ref(), Some(&record), "found after reload");
     // Compare-and-swap.
     let mut stale = record.clone();
     record.state = IntentState::Sending;
-    journal.save(&mut record, NOW + 2).await.unwrap();
+    record.revision = store.put(&record).await.unwrap();
+    assert_eq!(record.revision, 2);
     stale.state = IntentState::Unknown;
     assert!(matches!(
-        reloaded.save(&mut stale, NOW + 3).await,
-        Err(JournalError::Storage(StoreError::Conflict { .. }))
+        reloaded.put(&stale).await,
+        Err(StoreError::Conflict { current: Some(2) })
     ));
-    record.state = IntentState::Succeeded;
-    journal.save(&mut record, NOW + 4).await.unwrap();
-    let replay = reloaded
-        .begin(NOW + 5, intent(Some("k1"), "a1"), &mut rng)
+    let found: Option<IntentRecord> = reloaded.get(&ns, &record.intent_id).await.unwrap();
+    assert_eq!(found.map(|r| r.state), Some(IntentState::Sending));
+    // Listing and removal.
+    let other = written(&store, &ns, intent(None, "a2"), 2).await;
+    assert_eq!(listed(&reloaded, &ns).await.len(), 2);
+    RecordStore::<IntentRecord>::delete(&store, &ns, &other.intent_id)
         .await
         .unwrap();
-    assert_eq!(replay, Begun::Settled(record.clone()));
-    // Prune after the window; then clear.
-    assert_eq!(journal.prune(NOW + 8 * 86_400_000).await.unwrap(), 1);
-    journal
-        .begin(NOW, intent(None, "a2"), &mut rng)
-        .await
-        .unwrap();
-    assert_eq!(journal.clear().await.unwrap(), 1);
-    assert!(journal.list().await.unwrap().records.is_empty());
+    let found: Option<IntentRecord> = reloaded.get(&ns, &other.intent_id).await.unwrap();
+    assert_eq!(found, None);
+    assert_eq!(cleared(&store, &ns).await, 1);
+    assert!(listed(&store, &ns).await.is_empty());
     // Two first writes at once (one batch in IndexedDB), one of them to a
     // key another writer took first: that one is refused with the revision
     // found, and the other is written all the same. Unresolved records: a
     // settled one's write may answer before its compare (IndexedDB).
-    let store = open(&record.namespace);
     let mut taken = record.clone();
     taken.intent_id = unique("taken");
     taken.revision = 0;
@@ -136,7 +156,7 @@ pub async fn journal_contract(open: impl Fn(&str) -> AnyStore) {
     one.intent_id = unique("one");
     two.intent_id = unique("two");
     // Behind two writes in flight, so that IndexedDB carries both in one transaction.
-    let (ahead, (refused, written)) = both(
+    let (ahead, (refused, fresh_written)) = both(
         both(store.put(&one), store.put(&two)),
         both(store.put(&taken), store.put(&fresh)),
     )
@@ -149,50 +169,31 @@ pub async fn journal_contract(open: impl Fn(&str) -> AnyStore) {
             other.map_or_else(|e| e.to_string(), |r| format!("revision {r}"))
         ),
     }
-    assert_eq!(written.unwrap(), 1);
+    assert_eq!(fresh_written.unwrap(), 1);
     let stored: Option<IntentRecord> = store.get(&ns, &fresh.intent_id).await.unwrap();
     assert_eq!(stored.map(|r| r.revision), Some(1));
-    assert_eq!(journal.clear().await.unwrap(), 4);
-    // Scopes: a scope's records are listed without the others' (a store of
-    // objects skips them undecoded), in places every reader agrees on.
-    let scoped = |scope: &str, id: &str| NewIntent {
-        scope: Some(scope.to_owned()),
-        ..intent(None, id)
-    };
-    let mut placed = Vec::new();
+    assert_eq!(cleared(&store, &ns).await, 4);
+    // A scope's listing: its records (a store of objects skips the others
+    // undecoded; the caller filters again).
     for (n, scope) in ["s", "t", "s", "s"].into_iter().enumerate() {
-        let begun = journal
-            .begin_for_drive(NOW + n as i64, scoped(scope, "a3"), &mut rng)
-            .await
-            .unwrap();
-        placed.push(begun.record().clone());
+        let scoped = NewIntent {
+            scope: Some(scope.to_owned()),
+            ..intent(None, "a3")
+        };
+        written(&store, &ns, scoped, 10 + n as u64).await;
     }
-    journal
-        .begin(NOW, intent(None, "a4"), &mut rng)
-        .await
-        .unwrap();
-    let mut in_s = reloaded.in_scope("s").await.unwrap();
-    in_s.sort_by_key(|r| r.scope_seq);
-    let seqs: Vec<_> = in_s.iter().map(|r| (r.scope_seq, r.state)).collect();
-    assert_eq!(
-        seqs,
-        [
-            (Some(1), IntentState::Pending),
-            (Some(2), IntentState::Queued),
-            (Some(3), IntentState::Queued)
-        ]
-    );
-    assert_eq!(
-        in_s[1].waits_for.as_deref(),
-        Some(placed[0].intent_id.as_str())
-    );
-    assert_eq!(reloaded.in_scope("t").await.unwrap().len(), 1);
-    let (head, before) = reloaded.ahead_of(&placed[3]).await.unwrap().unwrap();
-    assert_eq!(
-        (head.intent_id, before),
-        (placed[0].intent_id.clone(), placed[2].intent_id.clone())
-    );
-    assert_eq!(journal.clear().await.unwrap(), 5);
+    written(&store, &ns, intent(None, "a4"), 20).await;
+    for (scope, count) in [("s", 3), ("t", 1)] {
+        let listing: Listing<IntentRecord> =
+            reloaded.list_where(&ns, ("scope", scope)).await.unwrap();
+        let of_scope = listing
+            .records
+            .iter()
+            .filter(|r| r.scope.as_deref() == Some(scope))
+            .count();
+        assert_eq!(of_scope, count, "scope {scope}");
+    }
+    assert_eq!(cleared(&store, &ns).await, 5);
 }
 
 /// Polls two futures together until both are done: both start before

@@ -2,18 +2,18 @@
 //! builds in an engine: `scripts/golden-fixtures.mjs`), read natively by
 //! the core: the derivations give the pinned requestIds and fingerprints,
 //! every stored record reads and writes back to the very text (or object) it
-//! was stored as, damaged entries are refused the way the store moves them
-//! aside, and the journal replays, re-sends and resumes what the fixtures say.
+//! was stored as, and damaged entries are refused the way the store moves
+//! them aside. That the client replays, re-sends and resumes what the
+//! fixtures say is checked where users meet it, through the package in each
+//! engine and in Node (`tests/golden/golden.test.mjs`).
 //! Values are read as JavaScript holds them (`JsonValue::from_js_number`):
-//! what the engines fingerprinted and stored. The engines' own check is
-//! `tests/golden/golden.test.mjs`.
+//! what the engines fingerprinted and stored.
 
 use std::path::PathBuf;
 
 use crate::consumer::EffectRecord;
 use crate::journal::*;
-use crate::protocol::test_support::block_on;
-use crate::protocol::{FromJson, JsonOut, JsonValue, ObjectWriter};
+use crate::protocol::{FromJson, JsonOut, JsonValue};
 
 /// The fixture folders, oldest first.
 fn versions() -> Vec<(String, PathBuf)> {
@@ -336,102 +336,6 @@ fn stored_records_read_and_write_back_as_they_were_stored() {
                 }
             }
             assert!(read >= 10, "{v}/{file}: only {read} records read");
-        }
-    }
-}
-
-#[test]
-fn the_journal_replays_resends_and_resumes_what_was_stored() {
-    for (v, dir) in versions() {
-        for (file, fixture) in stores(&dir) {
-            let store = fixture.get("store").unwrap();
-            let namespace = text(store, "namespace");
-            let memory = MemoryStore::new();
-            let mut records = std::collections::HashMap::new();
-            for (area, id, stored) in entries(store) {
-                let value = match &stored {
-                    JsonValue::String(s) => match serde_json::from_str::<JsonValue>(s) {
-                        Ok(v) => as_js_holds_it(v),
-                        Err(_) => continue,
-                    },
-                    object => object.clone(),
-                };
-                if let ("intents", Ok(mut record)) = (area.as_str(), decode::<IntentRecord>(&value))
-                {
-                    records.insert(id, record.clone());
-                    record.revision = 0;
-                    block_on(RecordStore::put(&memory, &record)).unwrap();
-                }
-            }
-            let journal = Journal::new(memory, &namespace);
-            let unresolved: Vec<String> = block_on(journal.unresolved())
-                .unwrap()
-                .into_iter()
-                .map(|r| r.intent_id)
-                .collect();
-            for case in items(fixture.get("cases").unwrap()) {
-                let (name, expect, id) = (
-                    text(case, "name"),
-                    text(case, "expect"),
-                    text(case, "intentId"),
-                );
-                let at = format!("{v}/{file} case {name:?}");
-                let record = &records[&id];
-                assert_eq!(
-                    record.state.as_str(),
-                    text(case, "state"),
-                    "{at}: its state"
-                );
-                let resumable = unresolved.contains(&id);
-                assert_eq!(
-                    resumable,
-                    expect == "resumed" || expect == "confirmed",
-                    "{at}: driven by resume()"
-                );
-                let caller = case.get("command").unwrap();
-                let Some(key) = caller.get("intentKey").and_then(JsonValue::as_str) else {
-                    continue;
-                };
-                let mut out = JsonOut::new(js_number_text);
-                ObjectWriter::new(&mut out)
-                    .put("aggregate", &record.aggregate)
-                    .put("command", &record.command)
-                    .done();
-                let stored = json(&out.text);
-                let begin = |body: JsonValue| {
-                    block_on(journal.begin(
-                        1,
-                        new_intent(key, caller, body, &stored),
-                        &mut SeededRandom::new(2),
-                    ))
-                };
-                // The body as the caller gave it (a schema-3 record keeps its text).
-                let body = json(&JsonOut::of(&record.command.body, js_number_text));
-                match (expect.as_str(), begin(body.clone())) {
-                    ("replayed", Ok(Begun::Settled(r))) => {
-                        assert_eq!((r.intent_id, r.state), (id.clone(), record.state), "{at}")
-                    }
-                    ("sent-again", Ok(Begun::Unresolved(r))) => {
-                        assert_eq!(
-                            (r.intent_id, r.state),
-                            (id.clone(), IntentState::Pending),
-                            "{at}"
-                        )
-                    }
-                    ("resumed" | "confirmed", Ok(Begun::Unresolved(r))) => {
-                        assert_eq!(r.intent_id, id, "{at}")
-                    }
-                    (expect, got) => panic!("{at}: expected {expect}, began {got:?}"),
-                }
-                let mut changed = body;
-                if let JsonValue::Object(entries) = &mut changed {
-                    entries.push(("changedByTheCheck".into(), JsonValue::Bool(true)));
-                }
-                assert!(
-                    matches!(begin(changed), Err(JournalError::IntentKeyReused { .. })),
-                    "{at}: a changed payload under its key is refused"
-                );
-            }
         }
     }
 }

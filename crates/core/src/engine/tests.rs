@@ -881,6 +881,35 @@ fn a_key_given_again_replays_its_outcome_and_a_different_payload_is_refused() {
     );
 }
 
+/// Two tabs given one key at the same moment: one record is written, the
+/// other tab's first write loses the compare-and-swap and follows the
+/// winner's intent; one command is sent.
+#[test]
+fn two_tabs_racing_to_create_one_key_share_the_winners_intent() {
+    // With Web Locks the second tab waits and finds the record; without
+    // them (Node.js) both first writes race and one loses its swap.
+    for no_locks in [false, true] {
+        let mut w = World::new(2);
+        w.no_locks = no_locks;
+        w.send(0, 1, intent("a1", Some("k"), None), SendMode::Outcome);
+        w.send(1, 1, intent("a1", Some("k"), None), SendMode::Outcome);
+        w.run_until(T0 + 60_000);
+        let (first, second) = (w.outcome(0, 1), w.outcome(1, 1));
+        assert_eq!(first.request_id, second.request_id, "no_locks: {no_locks}");
+        assert_eq!(
+            (first.status, second.status),
+            (Status::Succeeded, Status::Succeeded),
+            "no_locks: {no_locks}"
+        );
+        assert_eq!(w.records().len(), 1);
+        assert_eq!(
+            w.gateway.arrivals.len(),
+            1,
+            "sent once (no_locks: {no_locks})"
+        );
+    }
+}
+
 #[test]
 fn a_scope_sends_in_the_order_written_and_waits_on_an_unknown_head() {
     let mut w = World::new(2);
@@ -939,13 +968,20 @@ fn a_burst_into_one_scope_reads_it_once_and_another_tab_waits_for_its_places() {
     assert_eq!(records[20].request_id, w.outcome(1, 99).request_id);
 }
 
-#[test]
-fn a_queued_intent_withdrawn_is_never_sent_and_its_caller_hears_it() {
+/// One tab whose first intent of scope `s` was appended, its answer lost,
+/// while history is down: the head stays in doubt, and the scope waits.
+fn a_scope_whose_head_is_in_doubt() -> World {
     let mut w = World::new(1);
     w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
     w.gateway.history_down = true;
     w.send(0, 1, intent("a1", None, Some("s")), SendMode::Outcome);
     w.run_until(T0 + 100);
+    w
+}
+
+#[test]
+fn a_queued_intent_withdrawn_is_never_sent_and_its_caller_hears_it() {
+    let mut w = a_scope_whose_head_is_in_doubt();
     w.send(
         0,
         2,
@@ -968,6 +1004,53 @@ fn a_queued_intent_withdrawn_is_never_sent_and_its_caller_hears_it() {
         .unwrap();
     assert_eq!(second.state, IntentState::Withdrawn);
     assert!(!w.gateway.arrivals.contains(&second.request_id));
+}
+
+#[test]
+fn withdrawing_a_scope_withdraws_its_queued_intents_and_leaves_its_head() {
+    let mut w = a_scope_whose_head_is_in_doubt();
+    for call in 2..4 {
+        w.send(0, call, intent("a1", None, Some("s")), SendMode::Outcome);
+    }
+    w.send(0, 4, intent("a1", None, Some("t")), SendMode::Outcome);
+    w.run_until(T0 + 200);
+    let now = w.now;
+    w.tabs[0].engine.withdraw(now, 5, "s", true);
+    w.run_until(T0 + 60_000);
+    let mut records = w.records();
+    records.sort_by_key(|r| (r.scope.clone(), r.scope_seq));
+    let states: Vec<_> = records
+        .iter()
+        .map(|r| (r.scope.as_deref().unwrap(), r.scope_seq, r.state))
+        .collect();
+    assert_eq!(
+        states[1..3],
+        [
+            ("s", Some(2), IntentState::Withdrawn),
+            ("s", Some(3), IntentState::Withdrawn)
+        ]
+    );
+    assert_ne!(
+        states[0].2,
+        IntentState::Withdrawn,
+        "the head, sent, is left as it is"
+    );
+    assert_ne!(states[3].2, IntentState::Withdrawn, "another scope is left");
+    for r in &records[1..3] {
+        assert!(!w.gateway.arrivals.contains(&r.request_id));
+    }
+    // Nothing left to withdraw: a second call changes nothing.
+    let now = w.now;
+    w.tabs[0].engine.withdraw(now, 6, "s", true);
+    w.run_until(now + 1_000);
+    let mut after = w.records();
+    after.sort_by_key(|r| (r.scope.clone(), r.scope_seq));
+    let revisions = |rs: &[IntentRecord]| rs.iter().map(|r| r.revision).collect::<Vec<_>>();
+    assert_eq!(
+        revisions(&after[1..3]),
+        revisions(&records[1..3]),
+        "nothing written"
+    );
 }
 
 #[test]

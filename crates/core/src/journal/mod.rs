@@ -1,9 +1,12 @@
 //! The intent journal: the durable memory that makes "one requestId per
 //! business intent" true across timeouts, reloads, crashes and cold starts.
 //!
-//! Pure Rust: time and randomness come in as parameters, storage is the
-//! [`IntentStore`] trait (IndexedDB, localStorage and adapters live in the
-//! web layer; [`MemoryStore`] here).
+//! Pure Rust: time and randomness come in as parameters. What is decided
+//! here (a new intent's record and ids, a key given again, places in a
+//! scope, withdrawal, eviction, retention) is performed by the engine,
+//! whose storage operations the executor carries out (`store.js`, one
+//! store for every backend); the consumer's records go through the
+//! [`RecordStore`] contract, [`MemoryStore`] here.
 
 pub mod fingerprint;
 pub mod ids;
@@ -19,9 +22,7 @@ pub use ids::{RandomSource, RequestIdPolicy, SeededRandom};
 pub(crate) use intents::{
     evictable, prunable, redecided, sent_again, take_place, withdrawal, withdrawal_refused,
 };
-pub use intents::{
-    new_record, replay, Begun, Journal, JournalError, NewIntent, DEFAULT_RETENTION_MS,
-};
+pub use intents::{new_record, replay, Begun, JournalError, NewIntent, DEFAULT_RETENTION_MS};
 pub(crate) use read_back::{is_secret, ReadBack, Reader};
 pub use record::{
     AggregateIdentity, Attempt, AttemptOutcome, Body, CommandSpec, IntentRecord, IntentState,
@@ -29,8 +30,8 @@ pub use record::{
 };
 
 pub use store::{
-    next_revision, IntentStore, Listing, MemoryStore, Quarantined, RecordKind, RecordStore,
-    StoreError, StoredRecord, Unavailable,
+    next_revision, Listing, MemoryStore, Quarantined, RecordKind, RecordStore, StoreError,
+    StoredRecord, Unavailable,
 };
 
 #[cfg(test)]

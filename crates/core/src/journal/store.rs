@@ -257,10 +257,6 @@ pub trait RecordStore<R: StoredRecord> {
     }
 }
 
-/// Durable intent storage: a [`RecordStore`] of [`IntentRecord`]s.
-pub trait IntentStore: RecordStore<IntentRecord> {}
-impl<S: RecordStore<IntentRecord>> IntentStore for S {}
-
 /// In-memory storage: explicit opt-in only (tests, short-lived workers),
 /// because it does not survive a reload. A list scanned in order: it holds
 /// what one process writes, and a map's tree code would be most of its size

@@ -1,4 +1,8 @@
-//! Journal behaviour over the in-memory store and a failing one.
+//! What the journal decides, each a function the engine calls: a new
+//! intent's record and its ids, a key given again, compare-and-swap over
+//! the memory store, retention, eviction, re-deciding, the record's codec.
+//! How the engine orders them (written before sent, a key's race between
+//! tabs) is tested by driving it (engine/tests.rs).
 
 use super::record::decode_json_text;
 use super::*;
@@ -52,298 +56,213 @@ fn create_intent(key: Option<&str>) -> NewIntent {
     }
 }
 
+/// A new intent's record, as the engine makes it.
+fn made(intent: NewIntent, seed: u64) -> IntentRecord {
+    made_in("n", RequestIdPolicy::default(), intent, seed)
+}
+
+fn made_in(ns: &str, policy: RequestIdPolicy, intent: NewIntent, seed: u64) -> IntentRecord {
+    new_record(
+        ns,
+        policy,
+        float_text,
+        NOW,
+        intent,
+        &mut SeededRandom::new(seed),
+    )
+    .unwrap()
+    .0
+}
+
+/// The fingerprint a new intent's key is bound to.
+fn fingerprint(intent: NewIntent) -> String {
+    new_record(
+        "n",
+        RequestIdPolicy::default(),
+        float_text,
+        NOW,
+        intent,
+        &mut SeededRandom::new(1),
+    )
+    .unwrap()
+    .1
+}
+
 #[test]
-fn a_new_intent_is_persisted_before_begin_returns() {
-    let journal = Journal::new(MemoryStore::new(), "user-1");
-    let mut rng = SeededRandom::new(1);
-    let begun = block_on(journal.begin(NOW, intent(None, "a1", 5), &mut rng)).unwrap();
-    let Begun::Created(record) = begun else {
-        panic!("created")
-    };
+fn a_new_intent_is_pending_under_a_fresh_v7_request_id() {
+    let record = made(intent(None, "a1", 5), 1);
     assert_eq!(record.state, IntentState::Pending);
     assert_eq!(record.intent_id, record.request_id);
-    assert_eq!(record.revision, 1);
+    assert_eq!(record.revision, 0, "written by its first compare-and-swap");
     assert_eq!(&record.request_id[14..15], "7", "UUIDv7 by default");
-    let stored = block_on(journal.store().get("user-1", &record.intent_id)).unwrap();
-    assert_eq!(stored.as_ref(), Some(&record));
-    // A new client over the same storage (a reload) finds the same requestId.
-    let reloaded = Journal::new(journal.into_store(), "user-1");
-    let unresolved = block_on(reloaded.unresolved()).unwrap();
-    assert_eq!(unresolved.len(), 1);
-    assert_eq!(unresolved[0].request_id, record.request_id);
     // Each keyless intent is a new intent.
-    let other = block_on(reloaded.begin(NOW, intent(None, "a1", 5), &mut rng)).unwrap();
-    assert_ne!(other.record().request_id, record.request_id);
+    assert_ne!(made(intent(None, "a1", 5), 2).request_id, record.request_id);
 }
 
 #[test]
 fn v4_policy_on_request() {
-    let journal = Journal::new(MemoryStore::new(), "n").with_policy(RequestIdPolicy::RandomV4);
-    let begun =
-        block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(2))).unwrap();
-    assert_eq!(&begun.record().request_id[14..15], "4");
+    let record = made_in("n", RequestIdPolicy::RandomV4, intent(None, "a", 1), 2);
+    assert_eq!(&record.request_id[14..15], "4");
 }
 
 #[test]
 fn the_same_key_is_the_same_intent_until_and_after_it_settles() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut rng = SeededRandom::new(3);
-    let first = block_on(journal.begin(NOW, intent(Some("pay-42"), "a1", 5), &mut rng)).unwrap();
-    let Begun::Created(mut record) = first else {
-        panic!("created")
-    };
-    let again =
-        block_on(journal.begin(NOW + 1, intent(Some("pay-42"), "a1", 5), &mut rng)).unwrap();
-    assert_eq!(again, Begun::Unresolved(record.clone()));
-
-    record.state = IntentState::Succeeded;
-    block_on(journal.save(&mut record, NOW + 2)).unwrap();
-    let replay =
-        block_on(journal.begin(NOW + 3, intent(Some("pay-42"), "a1", 5), &mut rng)).unwrap();
-    assert_eq!(replay, Begun::Settled(record.clone()));
-
-    let reused = block_on(journal.begin(NOW + 4, intent(Some("pay-42"), "a1", 6), &mut rng));
+    let mut record = made(intent(Some("pay-42"), "a1", 5), 3);
+    let same = fingerprint(intent(Some("pay-42"), "a1", 5));
     assert_eq!(
-        reused,
+        replay("pay-42", record.clone(), &same),
+        Ok(Begun::Unresolved(record.clone()))
+    );
+    record.state = IntentState::Succeeded;
+    assert_eq!(
+        replay("pay-42", record.clone(), &same),
+        Ok(Begun::Settled(record.clone()))
+    );
+    let other = fingerprint(intent(Some("pay-42"), "a1", 6));
+    assert_eq!(
+        replay("pay-42", record.clone(), &other),
         Err(JournalError::IntentKeyReused {
             intent_key: "pay-42".into(),
             request_id: record.request_id.clone()
         })
     );
-    assert_eq!(
-        block_on(journal.find("pay-42")).unwrap(),
-        Some(record.clone())
-    );
-    assert_eq!(
-        block_on(journal.find(&record.intent_id)).unwrap(),
-        Some(record)
-    );
 }
 
 #[test]
 fn a_keyed_intent_keeps_its_request_id_and_aggregate_id_when_storage_is_lost() {
-    let mut rng = SeededRandom::new(4);
-    let before = block_on(Journal::new(MemoryStore::new(), "n").begin(
-        NOW,
-        create_intent(Some("signup")),
-        &mut rng,
-    ))
-    .unwrap();
-    let after = block_on(Journal::new(MemoryStore::new(), "n").begin(
-        NOW + 9,
-        create_intent(Some("signup")),
-        &mut rng,
-    ))
-    .unwrap();
-    assert_eq!(before.record().request_id, after.record().request_id);
-    assert_eq!(
-        before.record().aggregate.aggregate_id,
-        after.record().aggregate.aggregate_id
-    );
-    assert!(!before.record().aggregate.aggregate_id.is_empty());
+    let before = made(create_intent(Some("signup")), 4);
+    let after = made(create_intent(Some("signup")), 5);
+    assert_eq!(before.request_id, after.request_id);
+    assert_eq!(before.aggregate.aggregate_id, after.aggregate.aggregate_id);
+    assert!(!before.aggregate.aggregate_id.is_empty());
     // Another namespace is another intent.
-    let elsewhere = block_on(Journal::new(MemoryStore::new(), "m").begin(
-        NOW,
+    let elsewhere = made_in(
+        "m",
+        RequestIdPolicy::default(),
         create_intent(Some("signup")),
-        &mut rng,
-    ))
-    .unwrap();
-    assert_ne!(elsewhere.record().request_id, before.record().request_id);
+        4,
+    );
+    assert_ne!(elsewhere.request_id, before.request_id);
 }
 
 #[test]
 fn creates_get_a_client_side_id_and_other_commands_need_one() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut rng = SeededRandom::new(5);
-    let created = block_on(journal.begin(NOW, create_intent(None), &mut rng)).unwrap();
-    let id = &created.record().aggregate.aggregate_id;
+    let created = made(create_intent(None), 5);
+    let id = &created.aggregate.aggregate_id;
     assert_eq!(id.len(), 36);
-    assert_eq!(created.record().confirm_query().aggregate_id, *id);
+    assert_eq!(created.confirm_query().aggregate_id, *id);
+    assert_eq!(created.confirm_query().request_id, created.request_id);
+    let missing = made(intent(None, "", 1), 5);
     assert_eq!(
-        created.record().confirm_query().request_id,
-        created.record().request_id
+        missing.aggregate.check_id(missing.command.create),
+        Err(JournalError::MissingAggregateId)
     );
-    let missing = block_on(journal.begin(NOW, intent(None, "", 1), &mut rng));
-    assert_eq!(missing, Err(JournalError::MissingAggregateId));
 }
 
 #[test]
-fn saves_are_compare_and_swap() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let begun =
-        block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(6))).unwrap();
-    let mut mine = begun.record().clone();
-    let mut theirs = mine.clone();
+fn writes_are_compare_and_swap() {
+    let store = MemoryStore::new();
+    let record = made(intent(None, "a", 1), 6);
+    assert_eq!(block_on(store.put(&record)), Ok(1));
+    let mut mine = record.clone();
+    mine.revision = 1;
+    let theirs = mine.clone();
     mine.state = IntentState::Sending;
-    block_on(journal.save(&mut mine, NOW + 1)).unwrap();
-    assert_eq!(mine.revision, 2);
-    theirs.state = IntentState::Unknown;
-    let lost = block_on(journal.save(&mut theirs, NOW + 2));
+    assert_eq!(block_on(store.put(&mine)), Ok(2));
     assert_eq!(
-        lost,
-        Err(JournalError::Storage(StoreError::Conflict {
-            current: Some(2)
-        }))
+        block_on(store.put(&theirs)),
+        Err(StoreError::Conflict { current: Some(2) })
     );
     assert_eq!(
-        theirs.updated_at, NOW,
-        "a failed save leaves the record as it was"
+        block_on(store.put(&record)),
+        Err(StoreError::Conflict { current: Some(2) }),
+        "a second first write is refused"
     );
-    let stored = block_on(journal.find(&mine.intent_id)).unwrap().unwrap();
+    let stored: IntentRecord = block_on(store.get("n", &mine.intent_id)).unwrap().unwrap();
     assert_eq!(stored.state, IntentState::Sending);
-}
-
-/// A store whose writes fail, as a full or blocked storage does.
-struct FailingStore(Unavailable);
-
-impl RecordStore<IntentRecord> for FailingStore {
-    async fn get(&self, _: &str, _: &str) -> Result<Option<IntentRecord>, StoreError> {
-        Ok(None)
-    }
-    async fn put(&self, _: &IntentRecord) -> Result<u64, StoreError> {
-        Err(StoreError::Unavailable {
-            kind: self.0,
-            detail: "QuotaExceededError: the quota has been exceeded".into(),
-        })
-    }
-    async fn delete(&self, _: &str, _: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-    async fn list(&self, _: &str) -> Result<Listing, StoreError> {
-        Ok(Listing::default())
-    }
-}
-
-#[test]
-fn failing_storage_refuses_the_intent() {
-    let journal = Journal::new(FailingStore(Unavailable::QuotaExceeded), "n");
-    let result = block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(7)));
-    match result {
-        Err(JournalError::Storage(StoreError::Unavailable { kind, .. })) => {
-            assert_eq!(kind, Unavailable::QuotaExceeded)
-        }
-        other => panic!("expected a storage refusal, got {other:?}"),
-    }
-}
-
-/// A store where another tab wins the race to create the same key.
-struct RacingStore {
-    inner: MemoryStore,
-    winner: IntentRecord,
-}
-
-impl RecordStore<IntentRecord> for RacingStore {
-    async fn get(&self, ns: &str, id: &str) -> Result<Option<IntentRecord>, StoreError> {
-        self.inner.get(ns, id).await
-    }
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
-        if record.revision == 0
-            && RecordStore::<IntentRecord>::get(&self.inner, &record.namespace, &record.intent_id)
-                .await?
-                .is_none()
-        {
-            self.inner.put(&self.winner).await?;
-        }
-        self.inner.put(record).await
-    }
-    async fn delete(&self, ns: &str, id: &str) -> Result<(), StoreError> {
-        RecordStore::<IntentRecord>::delete(&self.inner, ns, id).await
-    }
-    async fn list(&self, ns: &str) -> Result<Listing, StoreError> {
-        self.inner.list(ns).await
-    }
-}
-
-#[test]
-fn losing_the_race_to_create_a_key_yields_the_winners_intent() {
-    let template = Journal::new(MemoryStore::new(), "n");
-    let winner =
-        block_on(template.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(8)))
-            .unwrap()
-            .record()
-            .clone();
-    let mut winner_as_new = winner.clone();
-    winner_as_new.revision = 0;
-    winner_as_new.created_at = NOW - 5;
-    let journal = Journal::new(
-        RacingStore {
-            inner: MemoryStore::new(),
-            winner: winner_as_new,
-        },
-        "n",
-    );
-    let begun =
-        block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(9))).unwrap();
-    let Begun::Unresolved(found) = begun else {
-        panic!("the winner's intent")
-    };
-    assert_eq!(found.created_at, NOW - 5);
-    assert_eq!(found.request_id, winner.request_id);
 }
 
 #[test]
 fn retention_prunes_only_old_settled_intents() {
-    let journal = Journal::new(MemoryStore::new(), "n").with_retention(7 * DAY);
-    let mut rng = SeededRandom::new(10);
-    let mut records = Vec::new();
-    for state in IntentState::ALL {
-        let mut r = block_on(journal.begin(NOW, intent(None, "a", 1), &mut rng))
-            .unwrap()
-            .record()
-            .clone();
-        r.state = state;
-        block_on(journal.save(&mut r, NOW)).unwrap();
-        records.push(r);
-    }
-    assert_eq!(block_on(journal.prune(NOW + 6 * DAY)).unwrap(), 0);
-    assert_eq!(block_on(journal.prune(NOW + 8 * DAY)).unwrap(), 4);
-    let mut left: Vec<IntentState> = block_on(journal.list())
-        .unwrap()
-        .records
+    let records: Vec<IntentRecord> = IntentState::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, state)| IntentRecord {
+            state,
+            ..made(intent(None, "a", 1), 10 + i as u64)
+        })
+        .collect();
+    let state_of = |id: &str| records.iter().find(|r| r.intent_id == id).unwrap().state;
+    assert!(prunable(&records, NOW + 6 * DAY, 7 * DAY).is_empty());
+    let mut gone: Vec<IntentState> = prunable(&records, NOW + 8 * DAY, 7 * DAY)
+        .into_iter()
+        .map(state_of)
+        .collect();
+    gone.sort_by_key(|s| IntentState::ALL.iter().position(|x| x == s));
+    assert_eq!(
+        gone,
+        [
+            IntentState::Succeeded,
+            IntentState::Rejected,
+            IntentState::Conflict,
+            IntentState::Withdrawn
+        ]
+    );
+    let stay: Vec<IntentState> = records
         .iter()
+        .filter(|r| !prunable(&records, NOW + 400 * DAY, 7 * DAY).contains(&r.intent_id.as_str()))
         .map(|r| r.state)
         .collect();
-    left.sort_by_key(|s| IntentState::ALL.iter().position(|x| x == s));
     assert_eq!(
-        left,
+        stay,
         [
             IntentState::Pending,
             IntentState::Sending,
             IntentState::Unknown,
             IntentState::Escalated,
             IntentState::Queued
-        ]
-    );
-    assert_eq!(
-        block_on(journal.prune(NOW + 400 * DAY)).unwrap(),
-        0,
-        "unknown, escalated and queued stay"
+        ],
+        "unresolved, escalated and queued stay"
     );
 }
 
 #[test]
-fn clear_removes_one_namespace_only() {
+fn a_namespace_is_listed_and_removed_alone() {
     let store = MemoryStore::new();
-    let mut rng = SeededRandom::new(11);
-    let a = Journal::new(store, "alice");
-    block_on(a.begin(NOW, intent(None, "x", 1), &mut rng)).unwrap();
-    block_on(a.begin(NOW, intent(None, "y", 1), &mut rng)).unwrap();
-    let b = Journal::new(a.into_store(), "bob");
-    block_on(b.begin(NOW, intent(None, "x", 1), &mut rng)).unwrap();
-    let a = Journal::new(b.into_store(), "alice");
-    assert_eq!(block_on(a.clear()).unwrap(), 2);
-    assert!(block_on(a.list()).unwrap().records.is_empty());
-    let b = Journal::new(a.into_store(), "bob");
-    assert_eq!(block_on(b.list()).unwrap().records.len(), 1);
+    let alice = [
+        made_in(
+            "alice",
+            RequestIdPolicy::default(),
+            intent(None, "x", 1),
+            11,
+        ),
+        made_in(
+            "alice",
+            RequestIdPolicy::default(),
+            intent(None, "y", 1),
+            12,
+        ),
+    ];
+    let bob = made_in("bob", RequestIdPolicy::default(), intent(None, "x", 1), 13);
+    for r in alice.iter().chain([&bob]) {
+        block_on(store.put(r)).unwrap();
+    }
+    let listed: Listing = block_on(store.list("alice")).unwrap();
+    assert_eq!(listed.records.len(), 2);
+    let ids: Vec<&str> = alice.iter().map(|r| r.intent_id.as_str()).collect();
+    block_on(RecordStore::<IntentRecord>::delete_many(
+        &store, "alice", &ids,
+    ))
+    .unwrap();
+    let listed: Listing = block_on(store.list("alice")).unwrap();
+    assert!(listed.records.is_empty());
+    let listed: Listing = block_on(store.list("bob")).unwrap();
+    assert_eq!(listed.records, [IntentRecord { revision: 1, ..bob }]);
 }
 
 #[test]
 fn records_round_trip_and_the_schema_is_checked_on_read() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut r = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(12)))
-        .unwrap()
-        .record()
-        .clone();
+    let mut r = made(intent(Some("k"), "a", 1), 12);
     r.attempts.push(Attempt {
         number: 1,
         sent_at: NOW,
@@ -387,11 +306,7 @@ fn records_round_trip_and_the_schema_is_checked_on_read() {
 fn the_record_codec_matches_the_derives() {
     use crate::protocol::json_codec::assert_same_as_serde;
     use crate::protocol::CommandResult;
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut r = block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(3)))
-        .unwrap()
-        .record()
-        .clone();
+    let mut r = made(intent(None, "a", 1), 3);
     assert_same_as_serde(&r);
     r.intent_key = Some("k".into());
     r.aggregate.context_alias = Some("ctx".into());
@@ -450,11 +365,7 @@ fn the_record_codec_matches_the_derives() {
 fn the_record_codec_refuses_what_the_derives_refuse_and_names_the_first_bad_field() {
     use crate::protocol::json_codec::FromJson;
     use crate::protocol::JsonValue;
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let record = block_on(journal.begin(NOW, intent(None, "a", 1), &mut SeededRandom::new(3)))
-        .unwrap()
-        .record()
-        .clone();
+    let record = made(intent(None, "a", 1), 3);
     let good = serde_json::to_value(&record).unwrap();
     let required = [
         "schemaVersion",
@@ -498,43 +409,29 @@ fn the_record_codec_refuses_what_the_derives_refuse_and_names_the_first_bad_fiel
 
 #[test]
 fn only_a_conflict_is_re_decided_and_it_keeps_its_request_id() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let begun = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(13)))
-        .unwrap();
-    let mut record = begun.record().clone();
-    let refused = block_on(journal.redecide(NOW, &record.intent_id, Some(4)));
+    let mut record = made(intent(Some("k"), "a", 1), 13);
     assert_eq!(
-        refused,
+        redecided(record.clone(), Some(4)),
         Err(JournalError::NotInConflict {
             state: IntentState::Pending
         })
     );
     record.state = IntentState::Conflict;
-    block_on(journal.save(&mut record, NOW)).unwrap();
-    let again = block_on(journal.redecide(NOW + 1, "k", Some(4))).unwrap();
+    let again = redecided(record.clone(), Some(4)).unwrap();
     assert_eq!(again.request_id, record.request_id);
     assert_eq!(again.command.expected_version, Some(4));
     assert_eq!(again.state, IntentState::Pending);
     // The key still replays the intent for its original payload.
-    let replay = block_on(journal.begin(
-        NOW + 2,
-        intent(Some("k"), "a", 1),
-        &mut SeededRandom::new(14),
-    ))
-    .unwrap();
-    assert_eq!(replay.record().request_id, record.request_id);
+    let same = fingerprint(intent(Some("k"), "a", 1));
+    assert!(matches!(
+        replay("k", again, &same),
+        Ok(Begun::Unresolved(_))
+    ));
 }
 
 #[test]
 fn only_succeeded_intents_may_skip_the_flush() {
-    let mut r = block_on(Journal::new(MemoryStore::new(), "n").begin(
-        NOW,
-        intent(None, "a", 1),
-        &mut SeededRandom::new(3),
-    ))
-    .unwrap()
-    .record()
-    .clone();
+    let mut r = made(intent(None, "a", 1), 3);
     for state in [
         IntentState::Pending,
         IntentState::Sending,
@@ -550,132 +447,37 @@ fn only_succeeded_intents_may_skip_the_flush() {
     assert!(!r.needs_flush());
 }
 
+/// A store filled with a client's own history makes room instead of
+/// refusing: settled intents go, keyless and oldest first; unresolved,
+/// escalated and conflicted ones never do (the engine's eviction, driven:
+/// engine/tests.rs).
 #[test]
-fn a_keyless_intent_begun_for_a_drive_is_written_by_its_first_persist() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut rng = SeededRandom::new(5);
-    let keyless = block_on(journal.begin_for_drive(NOW, intent(None, "a", 1), &mut rng)).unwrap();
-    let record = keyless.record().clone();
-    assert_eq!(record.revision, 0);
-    assert_eq!(block_on(journal.find(&record.intent_id)).unwrap(), None);
-    // The machine's first Persist is a compare-and-swap create.
-    assert_eq!(block_on(journal.store().put(&record)).unwrap(), 1);
-    // A keyed one is written at once: another tab may begin the same key.
-    let keyed =
-        block_on(journal.begin_for_drive(NOW, intent(Some("k"), "a", 1), &mut rng)).unwrap();
-    assert_eq!(keyed.record().revision, 1);
-    let again =
-        block_on(journal.begin_for_drive(NOW, intent(Some("k"), "a", 1), &mut rng)).unwrap();
-    assert_eq!(again.record().request_id, keyed.record().request_id);
-}
-
-/// A store with room for `capacity` records: one more is QuotaExceeded, as a
-/// browser's full localStorage answers.
-struct QuotaStore {
-    inner: MemoryStore,
-    capacity: usize,
-}
-
-impl RecordStore<IntentRecord> for QuotaStore {
-    async fn get(&self, ns: &str, id: &str) -> Result<Option<IntentRecord>, StoreError> {
-        self.inner.get(ns, id).await
-    }
-    async fn put(&self, record: &IntentRecord) -> Result<u64, StoreError> {
-        let listing: Listing = self.inner.list(&record.namespace).await?;
-        let exists = listing
-            .records
-            .iter()
-            .any(|r| r.intent_id == record.intent_id);
-        if !exists && listing.records.len() >= self.capacity {
-            return Err(StoreError::Unavailable {
-                kind: Unavailable::QuotaExceeded,
-                detail: "QuotaExceededError: the quota has been exceeded".into(),
-            });
-        }
-        self.inner.put(record).await
-    }
-    async fn delete(&self, ns: &str, id: &str) -> Result<(), StoreError> {
-        RecordStore::<IntentRecord>::delete(&self.inner, ns, id).await
-    }
-    async fn list(&self, ns: &str) -> Result<Listing, StoreError> {
-        self.inner.list(ns).await
-    }
-}
-
-/// A journal that filled its store with its own history makes room instead
-/// of refusing: settled intents go, keyless and oldest first; unresolved,
-/// escalated and conflicted ones never do; with nothing to evict, the
-/// refusal stands.
-#[test]
-fn a_full_store_evicts_settled_intents_before_it_refuses_a_new_one() {
-    let journal = Journal::new(
-        QuotaStore {
-            inner: MemoryStore::new(),
-            capacity: 6,
-        },
-        "n",
+fn settled_intents_are_evicted_keyless_and_oldest_first_and_no_others() {
+    let states = [
+        (Some("k1"), IntentState::Succeeded),
+        (None, IntentState::Succeeded),
+        (None, IntentState::Rejected),
+        (None, IntentState::Unknown),
+        (None, IntentState::Escalated),
+        (None, IntentState::Conflict),
+        (None, IntentState::Withdrawn),
+        (None, IntentState::Pending),
+    ];
+    let records: Vec<IntentRecord> = states
+        .iter()
+        .enumerate()
+        .map(|(i, (key, state))| IntentRecord {
+            state: *state,
+            ..made(intent(*key, "a", 1), 21 + i as u64)
+        })
+        .collect();
+    let id = |i: usize| records[i].intent_id.as_str();
+    assert_eq!(evictable(&records, "other"), [id(1), id(2), id(6), id(0)]);
+    assert_eq!(
+        evictable(&records, id(1)),
+        [id(2), id(6), id(0)],
+        "never the one written"
     );
-    let mut rng = SeededRandom::new(21);
-    let mut settle = |key: Option<&str>, id: &str, state: IntentState, at: i64| {
-        let mut r = block_on(journal.begin(at, intent(key, id, 1), &mut rng))
-            .unwrap()
-            .record()
-            .clone();
-        r.state = state;
-        block_on(journal.save(&mut r, at)).unwrap();
-        r.intent_id
-    };
-    let keyed_old = settle(Some("k1"), "a", IntentState::Succeeded, NOW);
-    let keyless_new = settle(None, "b", IntentState::Rejected, NOW + 20);
-    let keyless_old = settle(None, "c", IntentState::Succeeded, NOW + 10);
-    let unknown = settle(None, "d", IntentState::Unknown, NOW - 50);
-    let escalated = settle(None, "e", IntentState::Escalated, NOW - 40);
-    let conflict = settle(None, "f", IntentState::Conflict, NOW - 30);
-
-    let ids = |j: &Journal<QuotaStore>| -> Vec<String> {
-        block_on(j.list())
-            .unwrap()
-            .records
-            .into_iter()
-            .map(|r| r.intent_id)
-            .collect()
-    };
-    let fresh = block_on(journal.begin(NOW + 30, intent(None, "g", 1), &mut rng)).unwrap();
-    let left = ids(&journal);
-    assert!(left.contains(&fresh.record().intent_id));
-    assert!(
-        !left.contains(&keyless_old),
-        "the oldest keyless settled intent went first"
-    );
-    for kept in [&keyless_new, &keyed_old, &unknown, &escalated, &conflict] {
-        assert!(left.contains(kept), "{kept} kept: {left:?}");
-    }
-    // Two more: the next keyless one, then the keyed one.
-    block_on(journal.begin(NOW + 40, intent(None, "h", 1), &mut rng)).unwrap();
-    assert!(!ids(&journal).contains(&keyless_new));
-    block_on(journal.begin(NOW + 50, intent(None, "i", 1), &mut rng)).unwrap();
-    assert!(!ids(&journal).contains(&keyed_old));
-    // Now only unresolved, escalated and conflicted intents (and the fresh
-    // pending ones) are left: nothing may go, so the new intent is refused.
-    let mut r = block_on(journal.find(&fresh.record().intent_id))
-        .unwrap()
-        .unwrap();
-    r.state = IntentState::Unknown;
-    block_on(journal.save(&mut r, NOW + 60)).unwrap();
-    let refused = block_on(journal.begin(NOW + 70, intent(None, "j", 1), &mut rng));
-    assert!(
-        matches!(
-            refused,
-            Err(JournalError::Storage(StoreError::Unavailable {
-                kind: Unavailable::QuotaExceeded,
-                ..
-            }))
-        ),
-        "{refused:?}"
-    );
-    for kept in [&unknown, &escalated, &conflict] {
-        assert!(ids(&journal).contains(kept));
-    }
 }
 
 /// Only an outcome the server began executing is replayed: a keyed intent
@@ -684,62 +486,31 @@ fn a_full_store_evicts_settled_intents_before_it_refuses_a_new_one() {
 #[test]
 fn a_keyed_intent_refused_before_the_bus_is_sent_again_with_its_request_id() {
     use crate::protocol::CommandResult;
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut rng = SeededRandom::new(31);
-    let first = block_on(journal.begin(NOW, intent(Some("pay-1"), "a", 1), &mut rng)).unwrap();
-    let mut r = first.record().clone();
+    let mut r = made(intent(Some("pay-1"), "a", 1), 31);
     r.state = IntentState::Rejected;
     r.appended = Some(false);
-    block_on(journal.save(&mut r, NOW + 1)).unwrap();
-    match block_on(journal.begin(NOW + 2, intent(Some("pay-1"), "a", 1), &mut rng)).unwrap() {
-        Begun::Unresolved(again) => {
-            assert_eq!(again.request_id, r.request_id, "the same requestId");
-            assert_eq!(again.state, IntentState::Pending);
-        }
-        other => panic!("expected it to be sent again, got {other:?}"),
-    }
-    let stored = block_on(journal.find("pay-1")).unwrap().unwrap();
-    assert_eq!(
-        stored.state,
-        IntentState::Pending,
-        "durable before it is sent again"
-    );
+    assert!(r.refused_before_the_bus());
+    let again = sent_again(r.clone(), None);
+    assert_eq!(again.request_id, r.request_id, "the same requestId");
+    assert_eq!(again.state, IntentState::Pending);
 
     let mut processed: CommandResult = serde_json::from_str(include_str!(
         "../../../../tests/fixtures/command_result_success.json"
     ))
     .unwrap();
     processed.error_code = crate::protocol::ErrorCode::parse("IllegalArgument");
-    let mut r = stored;
-    r.state = IntentState::Rejected;
-    r.appended = Some(false);
     r.last_result = Some(processed);
-    block_on(journal.save(&mut r, NOW + 3)).unwrap();
     assert!(
-        matches!(
-            block_on(journal.begin(NOW + 4, intent(Some("pay-1"), "a", 1), &mut rng)).unwrap(),
-            Begun::Settled(_)
-        ),
+        !r.refused_before_the_bus(),
         "a rejection at PROCESSED is the server's decision: replayed"
     );
 }
 
 #[test]
 fn resume_drives_unresolved_and_escalated_intents_and_leaves_settled_ones() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut rng = SeededRandom::new(3);
-    for (i, state) in IntentState::ALL.into_iter().enumerate() {
-        let mut r = block_on(journal.begin(NOW + i as i64, intent(None, "a", 1), &mut rng))
-            .unwrap()
-            .record()
-            .clone();
-        r.state = state;
-        block_on(journal.save(&mut r, NOW + i as i64)).unwrap();
-    }
-    let driven: Vec<IntentState> = block_on(journal.unresolved())
-        .unwrap()
+    let driven: Vec<IntentState> = IntentState::ALL
         .into_iter()
-        .map(|r| r.state)
+        .filter(|s| s.is_resumable())
         .collect();
     assert_eq!(
         driven,
@@ -755,11 +526,7 @@ fn resume_drives_unresolved_and_escalated_intents_and_leaves_settled_ones() {
 
 #[test]
 fn a_record_keeps_a_bounded_part_of_a_large_answer() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let mut r = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(3)))
-        .unwrap()
-        .record()
-        .clone();
+    let mut r = made(intent(Some("k"), "a", 1), 3);
     let text = include_str!("../../../../tests/fixtures/command_result_success.json");
     let small: crate::protocol::CommandResult = serde_json::from_str(text).unwrap();
     r.last_result = Some(small.clone());
@@ -800,11 +567,7 @@ fn a_record_keeps_a_bounded_part_of_a_large_answer() {
 /// exactly the record's stored text, for any body text.
 #[test]
 fn a_held_body_leaves_a_hole_where_its_stored_text_goes() {
-    let journal = Journal::new(MemoryStore::new(), "n");
-    let r = block_on(journal.begin(NOW, intent(Some("k"), "a", 1), &mut SeededRandom::new(12)))
-        .unwrap()
-        .record()
-        .clone();
+    let r = made(intent(Some("k"), "a", 1), 12);
     let texts = [
         r#"{"note":"\"quoted\" \\back\\ é 😀 \u2028 </script>","price":0.30000000000000004}"#
             .to_owned(),
