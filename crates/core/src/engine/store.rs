@@ -357,7 +357,7 @@ impl Engine {
             (_, Done::Listed(Err(e)) | Done::Removed(Err(e))) => {
                 return Next::Done(Child::Listing(Err(e)))
             }
-            _ => {}
+            (_, other) => self.unasked(&Wake::Op(other), "a listing"),
         }
         Next::Keep(Box::new(StoreTask::List(l)))
     }
