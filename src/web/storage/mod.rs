@@ -182,14 +182,17 @@ impl AnyStore {
     async fn quarantine(
         &self,
         kind: RecordKind,
-        key: &str,
+        (namespace, key): (&str, &str),
         reason: &RecordError,
     ) -> Result<(), StoreError> {
         if matches!(reason, RecordError::FutureSchema(_)) {
             return Ok(());
         }
-        let id = key.strip_prefix(prefix(kind).as_str()).unwrap_or(key);
-        let to = text!(quarantine_prefix(kind), id);
+        let own = kind.prefix(namespace);
+        let to = text!(
+            kind.aside_prefix(namespace),
+            key.strip_prefix(own.as_str()).unwrap_or(key)
+        );
         settled(self.store.aside(key, &to, &reason.message()), true)
             .await
             .map(drop)
@@ -203,20 +206,6 @@ async fn settled(promise: js_sys::Promise, writing: bool) -> Result<JsValue, Sto
         .map_err(|e| unavailable(JsFailure::from(e), writing))
 }
 
-/// The key prefix of a kind's records: `wow-<area>/`.
-fn prefix(kind: RecordKind) -> String {
-    text!("wow-", kind.area(), "/")
-}
-
-/// The key prefix of a kind's quarantined entries: `wow-<area>-quarantine/`.
-fn quarantine_prefix(kind: RecordKind) -> String {
-    text!("wow-", kind.area(), "-quarantine/")
-}
-
-fn key_of(kind: RecordKind, namespace: &str, id: &str) -> String {
-    text!(prefix(kind), namespace, "/", id)
-}
-
 /// The parts of a listed `[key, value]` pair.
 fn pair(entry: &JsValue) -> Option<(String, JsValue)> {
     let pair = super::safe_read::elements(entry)?;
@@ -225,7 +214,7 @@ fn pair(entry: &JsValue) -> Option<(String, JsValue)> {
 
 impl<R: StoredRecord> RecordStore<R> for AnyStore {
     async fn get(&self, namespace: &str, id: &str) -> Result<Option<R>, StoreError> {
-        let key = key_of(R::KIND, namespace, id);
+        let key = R::KIND.key(namespace, id);
         let value = settled(self.store.get(&key), false).await?;
         if value.is_null_or_undefined() {
             return Ok(None);
@@ -233,7 +222,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
         match record_from_stored(value) {
             Ok(record) => Ok(Some(record)),
             Err(reason) => {
-                self.quarantine(R::KIND, &key, &reason).await?;
+                self.quarantine(R::KIND, (namespace, &key), &reason).await?;
                 Err(StoreError::Unavailable {
                     kind: Unavailable::ReadFailed,
                     detail: text!(key, ": ", reason.message()),
@@ -245,7 +234,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
     /// A compare-and-swap (`store.js`'s `put`); a swap refused says the
     /// revision found (absent: none; unreadable: `u64::MAX`).
     async fn put(&self, record: &R) -> Result<u64, StoreError> {
-        let key = key_of(R::KIND, record.namespace(), record.id());
+        let key = R::KIND.key(record.namespace(), record.id());
         let next = next_revision(record);
         // One string crosses into JS, written by the core.
         let text = super::to_text(&next);
@@ -272,7 +261,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
         }
         let keys: js_sys::Array = ids
             .iter()
-            .map(|id| JsValue::from_str(&key_of(R::KIND, namespace, id)))
+            .map(|id| JsValue::from_str(&R::KIND.key(namespace, id)))
             .collect();
         settled(self.store.remove(keys), true).await.map(drop)
     }
@@ -286,10 +275,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
         only: (&str, &str),
     ) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
-        for entry in self
-            .entries(&text!(prefix(R::KIND), namespace, "/"), false)
-            .await?
-        {
+        for entry in self.entries(&R::KIND.prefix(namespace), false).await? {
             let Some((_, value)) = pair(&entry) else {
                 continue;
             };
@@ -310,7 +296,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
 
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
-        let aside = text!(quarantine_prefix(R::KIND), namespace, "/");
+        let aside = R::KIND.aside_prefix(namespace);
         for (key, value) in self.entries(&aside, false).await?.iter().filter_map(pair) {
             // Kept with why (`{ quarantinedFor, value }`), or as it was found.
             let reason = match record_from_stored::<R>(value) {
@@ -319,12 +305,12 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
             };
             listing.quarantined.push(Quarantined { key, reason });
         }
-        let own = text!(prefix(R::KIND), namespace, "/");
+        let own = R::KIND.prefix(namespace);
         for (key, value) in self.entries(&own, false).await?.iter().filter_map(pair) {
             match record_from_stored(value) {
                 Ok(record) => listing.records.push(record),
                 Err(reason) => {
-                    self.quarantine(R::KIND, &key, &reason).await?;
+                    self.quarantine(R::KIND, (namespace, &key), &reason).await?;
                     listing.quarantined.push(Quarantined { key, reason });
                 }
             }

@@ -20,23 +20,23 @@ use super::io::{Do, Done, Entry, Swap};
 use super::{Child, Engine, Next, Step, TaskId, Wake};
 use crate::journal::{
     derived_request_id, IntentRecord, JournalError, Listing, Quarantined, ReadBack, Reader,
-    RecordError, StoreError, StoredRecord, Unavailable,
+    RecordError, RecordKind, StoreError, StoredRecord, Unavailable,
 };
 use crate::text::text;
 
-/// The key of an intent's record.
+/// The key of an intent's record ([`RecordKind::key`]).
 pub fn key(namespace: &str, id: &str) -> String {
-    text!("wow-intents/", namespace, "/", id)
+    RecordKind::Intent.key(namespace, id)
 }
 
 /// The key prefix of a namespace's records.
 pub fn prefix(namespace: &str) -> String {
-    text!("wow-intents/", namespace, "/")
+    RecordKind::Intent.prefix(namespace)
 }
 
 /// The key prefix of a namespace's quarantined entries.
 pub(crate) fn aside_prefix(namespace: &str) -> String {
-    text!("wow-intents-quarantine/", namespace, "/")
+    RecordKind::Intent.aside_prefix(namespace)
 }
 
 /// A storage procedure in progress.

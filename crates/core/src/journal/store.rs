@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::record::{IntentRecord, RecordError};
 use crate::protocol::{FromJson, ToJson};
+use crate::text::text;
 
 /// The kinds of durable records; each has its own area in every backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,6 +29,33 @@ impl RecordKind {
             RecordKind::Intent => "intents",
             RecordKind::Effect => "effects",
         }
+    }
+
+    /// The key prefix of a namespace's records: `wow-<area>/<namespace>/`,
+    /// in every backend (IndexedDB's too, whose keys are the ids).
+    pub fn prefix(self, namespace: &str) -> String {
+        let area = match self {
+            RecordKind::Intent => "wow-intents/",
+            RecordKind::Effect => "wow-effects/",
+        };
+        text!(area, namespace, "/")
+    }
+
+    /// A record's key: `wow-<area>/<namespace>/<id>`.
+    pub fn key(self, namespace: &str, id: &str) -> String {
+        let mut key = self.prefix(namespace);
+        key.push_str(id);
+        key
+    }
+
+    /// The key prefix of a namespace's entries moved aside as unreadable:
+    /// `wow-<area>-quarantine/<namespace>/`.
+    pub fn aside_prefix(self, namespace: &str) -> String {
+        let area = match self {
+            RecordKind::Intent => "wow-intents-quarantine/",
+            RecordKind::Effect => "wow-effects-quarantine/",
+        };
+        text!(area, namespace, "/")
     }
 }
 
