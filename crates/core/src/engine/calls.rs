@@ -478,7 +478,7 @@ enum SendStage {
     Reread { resent: bool },
     /// Waiting for its turn in its scope.
     Turn(Turn),
-    /// Driven.
+    /// Its drive runs (a child task); the send ends with the drive's outcome.
     Driving,
 }
 

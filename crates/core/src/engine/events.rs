@@ -42,7 +42,7 @@ pub fn announcement(record: &IntentRecord, revision: u64) -> String {
 /// What a lifecycle event adds to the record's fields.
 #[derive(Clone, Copy, Debug)]
 pub enum Detail<'a> {
-    /// Nothing.
+    /// No field beyond the record's.
     None,
     /// `attemptSent`'s traceparent.
     Trace(&'a str),

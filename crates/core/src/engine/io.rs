@@ -184,7 +184,7 @@ pub enum LockKind {
 /// How a store's compare-and-swap came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Swap {
-    /// Written.
+    /// Written: the record is one revision on.
     Done,
     /// Not written: the stored revision differs (the one found, if any).
     Lost(Option<u64>),

@@ -117,7 +117,7 @@ pub struct EngineConfig {
 /// What a task is woken with.
 #[derive(Debug)]
 enum Wake {
-    /// Begin.
+    /// Its first step, once spawned (any state may be started).
     Start,
     /// Its operation's answer.
     Op(Done),
