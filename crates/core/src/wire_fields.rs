@@ -8,8 +8,9 @@
 //! until both the file and the declaration say it. After an intended change:
 //! `WOW_ACCEPT=1 cargo test -p wow-command-core --lib wire_fields`.
 //!
-//! Each type is written twice by its hand-written writer (what the module
-//! ships): with every optional part present and with every one absent. A
+//! Each type is written twice by its writer (what the module ships; for the
+//! plain objects, the one `wire_object!` list makes the struct, its writer
+//! and its reader): with every optional part present and with every one absent. A
 //! field in the first and not the second is optional (`name?` in the file).
 //! The samples are struct literals, so a new field does not compile until
 //! it is given here; the full sample must write what the serde derive (the

@@ -4,10 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::journal::record::check_schema_version;
 use crate::journal::{RecordError, RecordKind, StoredRecord};
-use crate::protocol::json_codec::{read_name, UNKNOWN_NAME};
-use crate::protocol::{
-    FromJson, JsonError, JsonOut, JsonValue, ObjectReader, ObjectWriter, ToJson,
-};
+use crate::protocol::json_codec::{read_name, wire_object, UNKNOWN_NAME};
+use crate::protocol::{FromJson, JsonError, JsonOut, JsonValue, ToJson};
 
 /// The schema version this build writes.
 pub(crate) const EFFECT_SCHEMA_VERSION: u32 = 1;
@@ -26,42 +24,44 @@ pub enum EffectState {
     Done,
 }
 
-/// One input identity's effect, as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EffectRecord {
-    /// Schema version (`EFFECT_SCHEMA_VERSION`).
-    pub schema_version: u32,
-    /// Storage namespace.
-    pub namespace: String,
-    /// The input identity: also the external system's idempotency key.
-    pub identity: String,
-    /// Where the effect stands.
-    pub state: EffectState,
-    /// How many times the effect was started (more than 1 only after a
-    /// reconciliation said to run it again).
-    pub attempt: u32,
-    /// The deliverer that started the current attempt.
-    pub owner: String,
-    /// When the current attempt started (ms since the epoch).
-    pub started_at: u64,
-    /// Until when its deliverer counts as alive where no lock tells.
-    pub lease_until: u64,
-    /// When it was recorded done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<u64>,
-    /// The effect's result (JSON), once done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<JsonValue>,
-    /// Whether `done` came from a reconciliation rather than the effect's own return.
-    #[serde(default)]
-    pub reconciled: bool,
-    /// The last failure of the effect, if it threw.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    /// Compare-and-swap revision: 0 before the first write.
-    #[serde(default)]
-    pub revision: u64,
+wire_object! {
+    /// One input identity's effect, as stored.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct EffectRecord {
+        /// Schema version (`EFFECT_SCHEMA_VERSION`).
+        schema_version: u32 => "schemaVersion" put / req,
+        /// Storage namespace.
+        namespace: String => "namespace" put / req,
+        /// The input identity: also the external system's idempotency key.
+        identity: String => "identity" put / req,
+        /// Where the effect stands.
+        state: EffectState => "state" put / req,
+        /// How many times the effect was started (more than 1 only after a
+        /// reconciliation said to run it again).
+        attempt: u32 => "attempt" put / req,
+        /// The deliverer that started the current attempt.
+        owner: String => "owner" put / req,
+        /// When the current attempt started (ms since the epoch).
+        started_at: u64 => "startedAt" put / req,
+        /// Until when its deliverer counts as alive where no lock tells.
+        lease_until: u64 => "leaseUntil" put / req,
+        /// When it was recorded done.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finished_at: Option<u64> => "finishedAt" some / opt,
+        /// The effect's result (JSON), once done.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<JsonValue> => "result" some / opt,
+        /// Whether `done` came from a reconciliation rather than the effect's own return.
+        #[serde(default)]
+        reconciled: bool => "reconciled" put / or_default,
+        /// The last failure of the effect, if it threw.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_error: Option<String> => "lastError" some / opt,
+        /// Compare-and-swap revision: 0 before the first write.
+        #[serde(default)]
+        revision: u64 => "revision" put / or_default,
+    }
 }
 
 impl ToJson for EffectState {
@@ -81,48 +81,6 @@ impl FromJson for EffectState {
             "done" => Ok(EffectState::Done),
             _ => Err(UNKNOWN_NAME),
         }
-    }
-}
-
-impl ToJson for EffectRecord {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("schemaVersion", &self.schema_version)
-            .put("namespace", &self.namespace)
-            .put("identity", &self.identity)
-            .put("state", &self.state)
-            .put("attempt", &self.attempt)
-            .put("owner", &self.owner)
-            .put("startedAt", &self.started_at)
-            .put("leaseUntil", &self.lease_until)
-            .some("finishedAt", &self.finished_at)
-            .some("result", &self.result)
-            .put("reconciled", &self.reconciled)
-            .some("lastError", &self.last_error)
-            .put("revision", &self.revision)
-            .done()
-    }
-}
-
-impl FromJson for EffectRecord {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = EffectRecord {
-            schema_version: o.req("schemaVersion"),
-            namespace: o.req("namespace"),
-            identity: o.req("identity"),
-            state: o.req("state"),
-            attempt: o.req("attempt"),
-            owner: o.req("owner"),
-            started_at: o.req("startedAt"),
-            lease_until: o.req("leaseUntil"),
-            finished_at: o.opt("finishedAt"),
-            result: o.opt("result"),
-            reconciled: o.or_default("reconciled"),
-            last_error: o.opt("lastError"),
-            revision: o.or_default("revision"),
-        };
-        o.finish(read)
     }
 }
 

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::json_codec::{read_name, wire_name, wire_variant, UNKNOWN_NAME};
+use crate::protocol::json_codec::{read_name, wire_name, wire_object, wire_variant, UNKNOWN_NAME};
 use crate::protocol::{
     AggregateRoute, CommandResult, CommandStage, ConfirmQuery, FromJson, JsonError, JsonOut,
     JsonValue, ObjectReader, ObjectWriter, ToJson, WaitPlan, WaitTail,
@@ -34,24 +34,26 @@ pub(crate) const BODY_TEXT_SCHEMA_VERSION: u32 = 3;
 /// earlier one carries no user.
 pub(crate) const SCHEMA_VERSION: u32 = 4;
 
-/// Where an intent's aggregate lives.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct AggregateIdentity {
-    /// Context alias in paths, when the aggregate is in another context.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_alias: Option<String>,
-    /// Resource name, e.g. `account`.
-    pub resource: String,
-    /// Tenant, when the aggregate has no static tenant.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<String>,
-    /// Owner, when the aggregate is owned.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner_id: Option<String>,
-    /// The aggregate id: always known, client-generated for creates whose
-    /// id the server would otherwise generate (so the outcome can be confirmed).
-    pub aggregate_id: String,
+wire_object! {
+    /// Where an intent's aggregate lives.
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct AggregateIdentity {
+        /// Context alias in paths, when the aggregate is in another context.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context_alias: Option<String> => "contextAlias" some / opt,
+        /// Resource name, e.g. `account`.
+        resource: String => "resource" put / or_default,
+        /// Tenant, when the aggregate has no static tenant.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tenant_id: Option<String> => "tenantId" some / opt,
+        /// Owner, when the aggregate is owned.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        owner_id: Option<String> => "ownerId" some / opt,
+        /// The aggregate id: always known, client-generated for creates whose
+        /// id the server would otherwise generate (so the outcome can be confirmed).
+        aggregate_id: String => "aggregateId" put / or_default,
+    }
 }
 
 impl AggregateIdentity {
@@ -67,26 +69,28 @@ impl AggregateIdentity {
     }
 }
 
-/// What to wait for, as persisted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct WaitSpec {
-    /// Target stage.
-    pub stage: CommandStage,
-    /// Context filter.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-    /// Processor filter.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub processor: Option<String>,
-    /// Function filter.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub function: Option<String>,
-    /// Chain tail stage (with `SAGA_HANDLED`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tail_stage: Option<CommandStage>,
-    /// Server-side wait deadline, ms.
-    pub timeout_ms: u64,
+wire_object! {
+    /// What to wait for, as persisted.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    pub struct WaitSpec {
+        /// Target stage.
+        stage: CommandStage => "stage" put / req,
+        /// Context filter.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String> => "context" some / opt,
+        /// Processor filter.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        processor: Option<String> => "processor" some / opt,
+        /// Function filter.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        function: Option<String> => "function" some / opt,
+        /// Chain tail stage (with `SAGA_HANDLED`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tail_stage: Option<CommandStage> => "tailStage" some / opt,
+        /// Server-side wait deadline, ms.
+        timeout_ms: u64 => "timeoutMs" put / req,
+    }
 }
 
 impl From<&WaitPlan> for WaitSpec {
@@ -482,29 +486,31 @@ pub enum AttemptOutcome {
     Unknown(String),
 }
 
-/// One send of the intent, always with the intent's requestId.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Attempt {
-    /// 1-based attempt number.
-    pub number: u32,
-    /// When it was sent (epoch ms).
-    pub sent_at: i64,
-    /// The server's commandId, once any answer carried it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command_id: Option<String>,
-    /// When it ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_at: Option<i64>,
-    /// How it ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<AttemptOutcome>,
-    /// When the caller's wait for it was due to end (epoch ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub caller_deadline: Option<i64>,
-    /// What ended the caller's wait for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait_ended_by: Option<WaitEnd>,
+wire_object! {
+    /// One send of the intent, always with the intent's requestId.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Attempt {
+        /// 1-based attempt number.
+        number: u32 => "number" put / req,
+        /// When it was sent (epoch ms).
+        sent_at: i64 => "sentAt" put / req,
+        /// The server's commandId, once any answer carried it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command_id: Option<String> => "commandId" some / opt,
+        /// When it ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ended_at: Option<i64> => "endedAt" some / opt,
+        /// How it ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<AttemptOutcome> => "outcome" some / opt,
+        /// When the caller's wait for it was due to end (epoch ms).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caller_deadline: Option<i64> => "callerDeadline" some / opt,
+        /// What ended the caller's wait for it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_ended_by: Option<WaitEnd> => "waitEndedBy" some / opt,
+    }
 }
 
 /// What ended the caller's wait for one attempt: with the aggregate, the
@@ -642,60 +648,6 @@ impl IntentRecord {
     }
 }
 
-impl ToJson for AggregateIdentity {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .some("contextAlias", &self.context_alias)
-            .put("resource", &self.resource)
-            .some("tenantId", &self.tenant_id)
-            .some("ownerId", &self.owner_id)
-            .put("aggregateId", &self.aggregate_id)
-            .done()
-    }
-}
-
-impl FromJson for AggregateIdentity {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = AggregateIdentity {
-            context_alias: o.opt("contextAlias"),
-            resource: o.or_default("resource"),
-            tenant_id: o.opt("tenantId"),
-            owner_id: o.opt("ownerId"),
-            aggregate_id: o.or_default("aggregateId"),
-        };
-        o.finish(read)
-    }
-}
-
-impl ToJson for WaitSpec {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("stage", &self.stage)
-            .some("context", &self.context)
-            .some("processor", &self.processor)
-            .some("function", &self.function)
-            .some("tailStage", &self.tail_stage)
-            .put("timeoutMs", &self.timeout_ms)
-            .done()
-    }
-}
-
-impl FromJson for WaitSpec {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = WaitSpec {
-            stage: o.req("stage"),
-            context: o.opt("context"),
-            processor: o.opt("processor"),
-            function: o.opt("function"),
-            tail_stage: o.opt("tailStage"),
-            timeout_ms: o.req("timeoutMs"),
-        };
-        o.finish(read)
-    }
-}
-
 impl ToJson for CommandSpec {
     fn write_json(&self, out: &mut JsonOut) {
         Stored(self, Form::Value).write_json(out)
@@ -791,36 +743,6 @@ impl FromJson for AttemptOutcome {
             (None, Some(why)) => Ok(AttemptOutcome::Unknown(why)),
             _ => Err(UNKNOWN_NAME),
         }
-    }
-}
-
-impl ToJson for Attempt {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("number", &self.number)
-            .put("sentAt", &self.sent_at)
-            .some("commandId", &self.command_id)
-            .some("endedAt", &self.ended_at)
-            .some("outcome", &self.outcome)
-            .some("callerDeadline", &self.caller_deadline)
-            .some("waitEndedBy", &self.wait_ended_by)
-            .done()
-    }
-}
-
-impl FromJson for Attempt {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = Attempt {
-            number: o.req("number"),
-            sent_at: o.req("sentAt"),
-            command_id: o.opt("commandId"),
-            ended_at: o.opt("endedAt"),
-            outcome: o.opt("outcome"),
-            caller_deadline: o.opt("callerDeadline"),
-            wait_ended_by: o.opt("waitEndedBy"),
-        };
-        o.finish(read)
     }
 }
 

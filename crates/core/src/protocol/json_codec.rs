@@ -102,6 +102,50 @@ fn in_field(e: JsonError, field: &'static str) -> JsonError {
     }
 }
 
+/// One field list per wire object: the struct and, from the same list, its
+/// [`ToJson`] (each field written by its rule, in order) and [`FromJson`]
+/// (each field read by its rule, the first bad one named). Each field says
+/// its JSON name and two rules, how it is written / how it is read:
+/// `put` / `req` (always there), `some` / `opt` (an `Option`, absent when
+/// `None`), `put` / `or_default` and `non_empty` / `or_default` (a default
+/// when absent; a list written only when it has an element). The struct's
+/// own attributes (docs, derives) come first, a field's before its name.
+macro_rules! wire_object {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $(
+                $(#[$field_meta:meta])*
+                $field:ident: $ty:ty => $json:literal $write:ident / $read:ident,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $( $(#[$field_meta])* pub $field: $ty, )*
+        }
+
+        impl $crate::protocol::json_codec::ToJson for $name {
+            fn write_json(&self, out: &mut $crate::protocol::json_codec::JsonOut) {
+                $crate::protocol::json_codec::ObjectWriter::new(out)
+                    $( .$write($json, &self.$field) )*
+                    .done()
+            }
+        }
+
+        impl $crate::protocol::json_codec::FromJson for $name {
+            fn from_json(
+                value: $crate::protocol::json_value::JsonValue,
+            ) -> Result<Self, $crate::protocol::json_codec::JsonError> {
+                let mut o = $crate::protocol::json_codec::ObjectReader::of(value)?;
+                let read = $name { $( $field: o.$read($json), )* };
+                o.finish(read)
+            }
+        }
+    };
+}
+pub(crate) use wire_object;
+
 /// Writes a JSON object field by field, in the order serde writes them.
 pub(crate) struct ObjectWriter<'a> {
     out: &'a mut JsonOut,

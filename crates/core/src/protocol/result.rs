@@ -6,7 +6,7 @@ use super::error::ProtocolError;
 use super::error_code::ErrorCode;
 use super::json_codec::JsonError;
 use super::json_codec::{
-    wire_name, wire_variant, FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson,
+    wire_name, wire_object, wire_variant, FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson,
 };
 use super::json_value::JsonValue;
 use super::stage::CommandStage;
@@ -31,18 +31,20 @@ pub enum FunctionKind {
     Unknown,
 }
 
-/// Which function produced a signal: `{functionKind, contextName, processorName, name}`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FunctionInfo {
-    /// The function's kind.
-    pub function_kind: FunctionKind,
-    /// Its bounded context.
-    pub context_name: String,
-    /// Its processor, e.g. `Account`, `TransferSaga`, `CommandGateway`.
-    pub processor_name: String,
-    /// Its name, e.g. `onCommand`, `onEvent`, `send`.
-    pub name: String,
+wire_object! {
+    /// Which function produced a signal: `{functionKind, contextName, processorName, name}`.
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct FunctionInfo {
+        /// The function's kind.
+        function_kind: FunctionKind => "functionKind" put / req,
+        /// Its bounded context.
+        context_name: String => "contextName" put / req,
+        /// Its processor, e.g. `Account`, `TransferSaga`, `CommandGateway`.
+        processor_name: String => "processorName" put / req,
+        /// Its name, e.g. `onCommand`, `onEvent`, `send`.
+        name: String => "name" put / req,
+    }
 }
 
 impl FunctionInfo {
@@ -57,13 +59,15 @@ impl FunctionInfo {
     }
 }
 
-/// One field-level validation error.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BindingError {
-    /// The field.
-    pub name: String,
-    /// What is wrong with it.
-    pub msg: String,
+wire_object! {
+    /// One field-level validation error.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct BindingError {
+        /// The field.
+        name: String => "name" put / req,
+        /// What is wrong with it.
+        msg: String => "msg" put / req,
+    }
 }
 
 /// The answer to a command at one stage. Failures carry the whole result so
@@ -117,21 +121,23 @@ impl CommandResult {
     }
 }
 
-/// A plain error body without a stage (timeouts, decoding errors, proxies).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ErrorInfo {
-    /// The code.
-    pub error_code: ErrorCode,
-    /// Human-readable message.
-    #[serde(default)]
-    pub error_msg: String,
-    /// Field errors.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub binding_errors: Vec<BindingError>,
-    /// The server's `succeeded` flag, as received.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub succeeded: Option<bool>,
+wire_object! {
+    /// A plain error body without a stage (timeouts, decoding errors, proxies).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ErrorInfo {
+        /// The code.
+        error_code: ErrorCode => "errorCode" put / req,
+        /// Human-readable message.
+        #[serde(default)]
+        error_msg: String => "errorMsg" put / or_default,
+        /// Field errors.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        binding_errors: Vec<BindingError> => "bindingErrors" non_empty / or_default,
+        /// The server's `succeeded` flag, as received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        succeeded: Option<bool> => "succeeded" some / opt,
+    }
 }
 
 impl From<&CommandResult> for ErrorInfo {
@@ -257,50 +263,6 @@ impl FromJson for FunctionKind {
     }
 }
 
-impl ToJson for FunctionInfo {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("functionKind", &self.function_kind)
-            .put("contextName", &self.context_name)
-            .put("processorName", &self.processor_name)
-            .put("name", &self.name)
-            .done()
-    }
-}
-
-impl FromJson for FunctionInfo {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = FunctionInfo {
-            function_kind: o.req("functionKind"),
-            context_name: o.req("contextName"),
-            processor_name: o.req("processorName"),
-            name: o.req("name"),
-        };
-        o.finish(read)
-    }
-}
-
-impl ToJson for BindingError {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("name", &self.name)
-            .put("msg", &self.msg)
-            .done()
-    }
-}
-
-impl FromJson for BindingError {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = BindingError {
-            name: o.req("name"),
-            msg: o.req("msg"),
-        };
-        o.finish(read)
-    }
-}
-
 impl ToJson for CommandResult {
     fn write_json(&self, out: &mut JsonOut) {
         ObjectWriter::new(out)
@@ -332,30 +294,6 @@ impl FromJson for CommandResult {
             what: "a CommandResult without a required field",
             field: None,
         })
-    }
-}
-
-impl ToJson for ErrorInfo {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("errorCode", &self.error_code)
-            .put("errorMsg", &self.error_msg)
-            .non_empty("bindingErrors", &self.binding_errors)
-            .some("succeeded", &self.succeeded)
-            .done()
-    }
-}
-
-impl FromJson for ErrorInfo {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = ErrorInfo {
-            error_code: o.req("errorCode"),
-            error_msg: o.or_default("errorMsg"),
-            binding_errors: o.or_default("bindingErrors"),
-            succeeded: o.opt("succeeded"),
-        };
-        o.finish(read)
     }
 }
 
