@@ -238,15 +238,8 @@ fn fingerprints_are_the_pinned_ones() {
             );
             // Made as the engine makes a new intent's record (the core's
             // own number text: tests/golden/ checks the engines' in each).
-            let (record, _) = new_record(
-                &namespace,
-                RequestIdPolicy::default(),
-                crate::protocol::float_text,
-                0,
-                intent,
-                &mut SeededRandom::new(1),
-            )
-            .unwrap();
+            let policy = RequestIdPolicy::default();
+            let (record, _) = crate::journal::tests::made_with(&namespace, policy, 0, intent, 1);
             assert_eq!(
                 record.fingerprint,
                 text(case, "fingerprint"),

@@ -172,8 +172,8 @@ impl AnyStore {
     }
 
     /// The entries under `prefix`, as `[key, value]` pairs.
-    async fn entries(&self, prefix: &str, writing: bool) -> Result<Vec<JsValue>, StoreError> {
-        let found = settled(self.store.list(prefix), writing).await?;
+    async fn entries(&self, prefix: &str) -> Result<Vec<JsValue>, StoreError> {
+        let found = settled(self.store.list(prefix), false).await?;
         Ok(super::safe_read::elements(&found).unwrap_or_default())
     }
 
@@ -275,7 +275,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
         only: (&str, &str),
     ) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
-        for entry in self.entries(&R::KIND.prefix(namespace), false).await? {
+        for entry in self.entries(&R::KIND.prefix(namespace)).await? {
             let Some((_, value)) = pair(&entry) else {
                 continue;
             };
@@ -297,7 +297,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
     async fn list(&self, namespace: &str) -> Result<Listing<R>, StoreError> {
         let mut listing = Listing::default();
         let aside = R::KIND.aside_prefix(namespace);
-        for (key, value) in self.entries(&aside, false).await?.iter().filter_map(pair) {
+        for (key, value) in self.entries(&aside).await?.iter().filter_map(pair) {
             // Kept with why (`{ quarantinedFor, value }`), or as it was found.
             let reason = match record_from_stored::<R>(value) {
                 Err(reason @ RecordError::Corrupt(_)) => reason,
@@ -306,7 +306,7 @@ impl<R: StoredRecord> RecordStore<R> for AnyStore {
             listing.quarantined.push(Quarantined { key, reason });
         }
         let own = R::KIND.prefix(namespace);
-        for (key, value) in self.entries(&own, false).await?.iter().filter_map(pair) {
+        for (key, value) in self.entries(&own).await?.iter().filter_map(pair) {
             match record_from_stored(value) {
                 Ok(record) => listing.records.push(record),
                 Err(reason) => {

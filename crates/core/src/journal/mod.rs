@@ -37,4 +37,4 @@ pub use store::{
 #[cfg(test)]
 mod scope_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

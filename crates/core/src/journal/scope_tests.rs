@@ -28,16 +28,9 @@ struct Scopes(Vec<IntentRecord>);
 impl Scopes {
     /// A new intent, in its place (a scoped one), as the engine begins it.
     fn begin(&mut self, n: i64, intent: NewIntent) -> IntentRecord {
-        let mut rng = SeededRandom::new(n as u64 + 1);
-        let (mut record, fingerprint) = new_record(
-            "n",
-            RequestIdPolicy::default(),
-            crate::protocol::float_text,
-            NOW + n,
-            intent,
-            &mut rng,
-        )
-        .unwrap();
+        let policy = RequestIdPolicy::default();
+        let (mut record, fingerprint) =
+            super::tests::made_with("n", policy, NOW + n, intent, n as u64 + 1);
         if let Some(key) = record.intent_key.clone() {
             if let Some(existing) = self.0.iter().find(|r| r.intent_id == record.intent_id) {
                 match replay(&key, existing.clone(), &fingerprint).unwrap() {

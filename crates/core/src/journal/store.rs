@@ -23,14 +23,6 @@ pub enum RecordKind {
 }
 
 impl RecordKind {
-    /// The area's name: the IndexedDB object store and the key prefix of text stores.
-    pub fn area(self) -> &'static str {
-        match self {
-            RecordKind::Intent => "intents",
-            RecordKind::Effect => "effects",
-        }
-    }
-
     /// The key prefix of a namespace's records: `wow-<area>/<namespace>/`,
     /// in every backend (IndexedDB's too, whose keys are the ids).
     pub fn prefix(self, namespace: &str) -> String {

@@ -56,36 +56,39 @@ fn create_intent(key: Option<&str>) -> NewIntent {
     }
 }
 
+/// A new intent's record and the fingerprint its key is bound to, made as
+/// the engine makes them at `now` (the core's number text), its random ids
+/// from `seed`: for every test of the core that needs one.
+pub(crate) fn made_with(
+    ns: &str,
+    policy: RequestIdPolicy,
+    now: i64,
+    intent: NewIntent,
+    seed: u64,
+) -> (IntentRecord, String) {
+    new_record(
+        ns,
+        policy,
+        float_text,
+        now,
+        intent,
+        &mut SeededRandom::new(seed),
+    )
+    .unwrap()
+}
+
 /// A new intent's record, as the engine makes it.
 fn made(intent: NewIntent, seed: u64) -> IntentRecord {
     made_in("n", RequestIdPolicy::default(), intent, seed)
 }
 
 fn made_in(ns: &str, policy: RequestIdPolicy, intent: NewIntent, seed: u64) -> IntentRecord {
-    new_record(
-        ns,
-        policy,
-        float_text,
-        NOW,
-        intent,
-        &mut SeededRandom::new(seed),
-    )
-    .unwrap()
-    .0
+    made_with(ns, policy, NOW, intent, seed).0
 }
 
 /// The fingerprint a new intent's key is bound to.
 fn fingerprint(intent: NewIntent) -> String {
-    new_record(
-        "n",
-        RequestIdPolicy::default(),
-        float_text,
-        NOW,
-        intent,
-        &mut SeededRandom::new(1),
-    )
-    .unwrap()
-    .1
+    made_with("n", RequestIdPolicy::default(), NOW, intent, 1).1
 }
 
 #[test]

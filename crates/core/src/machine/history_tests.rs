@@ -615,12 +615,11 @@ mod simulation {
 #[cfg(not(target_arch = "wasm32"))]
 mod with_machines {
     use super::*;
+    use crate::journal::tests::made_with;
     use crate::journal::{
-        new_record, AggregateIdentity, CommandSpec, IntentRecord, NewIntent, RequestIdPolicy,
-        SeededRandom, WaitSpec,
+        AggregateIdentity, CommandSpec, IntentRecord, NewIntent, RequestIdPolicy, WaitSpec,
     };
     use crate::machine::{Action, IntentMachine, MachineConfig, Status, TransportError};
-    use crate::protocol::float_text;
 
     use crate::protocol::{
         CommandResult, CommandStage, ErrorCode, FunctionInfo, FunctionKind, JsonResponse,
@@ -657,16 +656,7 @@ mod with_machines {
                 headers: vec![],
             },
         };
-        new_record(
-            "ns",
-            RequestIdPolicy::default(),
-            float_text,
-            T0,
-            intent,
-            &mut SeededRandom::new(i as u64 + 1),
-        )
-        .unwrap()
-        .0
+        made_with("ns", RequestIdPolicy::default(), T0, intent, i as u64 + 1).0
     }
 
     fn success(r: &IntentRecord) -> JsonResponse {

@@ -2,11 +2,11 @@
 //! against a model gateway that loses, delays, duplicates and refuses.
 
 use super::*;
+use crate::journal::tests::made_with;
 use crate::journal::{
-    new_record, AggregateIdentity, CommandSpec, IntentRecord, IntentState, NewIntent,
-    RequestIdPolicy, SeededRandom, StoreError, Unavailable, WaitSpec,
+    AggregateIdentity, CommandSpec, IntentRecord, IntentState, NewIntent, RequestIdPolicy,
+    StoreError, Unavailable, WaitSpec,
 };
-use crate::protocol::float_text;
 use crate::protocol::test_support::test;
 use crate::protocol::{
     CommandResult, CommandStage, ErrorCode, ErrorInfo, FunctionInfo, FunctionKind, JsonResponse,
@@ -41,16 +41,7 @@ fn record(stage: CommandStage, create: bool) -> IntentRecord {
             headers: vec![],
         },
     };
-    new_record(
-        "ns",
-        RequestIdPolicy::default(),
-        float_text,
-        T0,
-        intent,
-        &mut SeededRandom::new(1),
-    )
-    .unwrap()
-    .0
+    made_with("ns", RequestIdPolicy::default(), T0, intent, 1).0
 }
 
 fn result(
