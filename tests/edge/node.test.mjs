@@ -150,6 +150,17 @@ test("a store that can neither compare-and-swap nor lock refuses, unless duplica
   assert.equal((await consumer.handle("evt-ok", () => 1)).status, "ran");
 });
 
+test("a polluted Object.prototype gives a consumer's store no compareAndSet: it still refuses to run without exclusion", async () => {
+  let refused;
+  try {
+    Object.prototype.compareAndSet = async () => true;
+    refused = await IdempotentConsumer.open({ storage: kvWithoutCas() }).then(() => null, (e) => e);
+  } finally {
+    delete Object.prototype.compareAndSet;
+  }
+  assert.ok(refused instanceof EffectError && refused.code === "StorageCannotExclude", String(refused));
+});
+
 test("deliveries of one identity inside one process take turns, whatever the store", async () => {
   const shared = kvWithoutCas();
   const open = () => IdempotentConsumer.open({ storage: shared, leaseMs: 5_000, allowDuplicateEffects: true });
