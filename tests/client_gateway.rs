@@ -595,10 +595,7 @@ async fn bad_input_is_refused_before_anything_is_stored() {
 
 #[wasm_bindgen_test]
 async fn resume_after_a_crash_finishes_the_same_request_id() {
-    use wow_command_client::core::journal::{
-        new_record, IntentState, RecordStore, RequestIdPolicy, SeededRandom,
-    };
-    use wow_command_client::core::protocol::float_text;
+    use wow_command_client::core::journal::{IntentState, RecordStore};
     use wow_command_client::web::storage::AnyStore;
 
     // The page that crashed: it persisted the intent as "sending" and died.
@@ -620,10 +617,7 @@ async fn resume_after_a_crash_finishes_the_same_request_id() {
     };
     let (intent, _) = wow_command_client::js::input::intent(parsed, &defaults, false).unwrap();
     // Written as the engine writes it: made, then stored, then `sending`.
-    let mut random = SeededRandom::new(1);
-    let policy = RequestIdPolicy::default();
-    let (mut record, _) = new_record(&ns, policy, float_text, 1, intent, &mut random).unwrap();
-    record.revision = store.put(&record).await.unwrap();
+    let mut record = support::written(&store, &ns, intent, 1).await;
     record.state = IntentState::Sending;
     record.revision = store.put(&record).await.unwrap();
 
