@@ -144,6 +144,8 @@ test("a record changed in storage sends nothing anywhere: it is quarantined with
   assert.match(reason(written[0]), /path `7\/account\/.*` must start with `\/`/);
   assert.match(reason(written[1]), /holds a dot segment/);
   assert.match(reason(written[2]), /its namespace is not the one it was read in/);
+  // Said once: the reason kept beside the entry is read back as it was stored.
+  for (const o of written.slice(0, 3)) assert.match(reason(o), /^corrupt record: (?!corrupt record)/);
   // Moved aside, never dropped: still there to read, and no longer driven.
   assert.ok([...map.keys()].some((k) => k.startsWith(`wow-intents-quarantine/${ns}/`)));
   again.free();

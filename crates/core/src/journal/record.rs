@@ -907,6 +907,8 @@ impl RecordError {
             RecordError::FutureSchema(v) => {
                 text!("record schema ", v, " is newer than ", SCHEMA_VERSION)
             }
+            // A reason kept beside a quarantined entry is a whole message already.
+            RecordError::Corrupt(why) if why.starts_with("corrupt record: ") => why.clone(),
             RecordError::Corrupt(why) => text!("corrupt record: ", why),
         }
     }
