@@ -8,6 +8,8 @@ mod client;
 mod consumer;
 pub mod input;
 mod types;
+// Written from the core's field lists by its `wire_fields` test.
+mod wire_types;
 
 #[cfg(feature = "consumer")]
 use std::future::Future;

@@ -425,11 +425,6 @@ export interface Command {
   headers?: Record<string, string>;
 }
 
-/** The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga). */
-export interface FunctionInfo { functionKind: string; contextName: string; processorName: string; name: string }
-/** A field the gateway's validation refused, and why. */
-export interface BindingError { name: string; msg: string }
-
 /** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
 export interface CommandResult {
   id: string;
@@ -453,14 +448,11 @@ export interface CommandResult {
   confirmedByHistory?: boolean;
 }
 
-/** A failure without a stage (a stream's error event, an outcome's error): `stage` tells it from a CommandResult. */
-export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean; stage?: undefined }
-
 /**
  * One element of a stage stream: a CommandResult, or an ErrorInfo (an error event). `if (element.stage)`
  * tells them apart; `succeeded` is false on every failed element.
  */
-export type StreamElement = CommandResult | ErrorInfo;
+export type StreamElement = CommandResult | (ErrorInfo & { stage?: undefined });
 
 /** How a call ended, and what is known of its intent. */
 export interface Outcome {
@@ -502,17 +494,12 @@ export interface IntentRecord {
   intentId: string;
   intentKey?: string;
   requestId: string;
-  aggregate: { contextAlias?: string; resource: string; tenantId?: string; ownerId?: string; aggregateId: string };
-  command: { method: string; path: string; body: unknown; expectedVersion?: number; create: boolean;
-             wait: { stage: CommandStage; timeoutMs: number; context?: string; processor?: string; function?: string; tailStage?: CommandStage };
+  aggregate: AggregateIdentity;
+  command: { method: string; path: string; body: unknown; expectedVersion?: number; create: boolean; wait: WaitSpec;
              headers?: [string, string][] };
   fingerprint: string;
   state: IntentState;
-  attempts: { number: number; sentAt: number; commandId?: string; endedAt?: number; outcome?: unknown;
-              /** When the caller's wait for this attempt was due to end (epoch ms). */
-              callerDeadline?: number;
-              /** What ended the caller's wait ("cancelled": its signal aborted; the drive went on). */
-              waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline" }[];
+  attempts: Attempt[];
   lastResult?: CommandResult;
   reason?: string;
   appended?: boolean;
@@ -593,23 +580,6 @@ export interface HandleOptions {
   maxWaitMs?: number;
   /** Overrides ConsumerOptions.effectTimeoutMs for this delivery. */
   effectTimeoutMs?: number;
-}
-
-/** An input identity's record in the consumer's store: started before the effect, done after it. */
-export interface EffectRecord {
-  schemaVersion: number;
-  namespace: string;
-  identity: string;
-  state: "started" | "done";
-  attempt: number;
-  owner: string;
-  startedAt: number;
-  leaseUntil: number;
-  finishedAt?: number;
-  result?: unknown;
-  reconciled: boolean;
-  lastError?: string;
-  revision: number;
 }
 
 /** What `handle` resolves to. */

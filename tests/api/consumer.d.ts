@@ -5,6 +5,44 @@ declare global {
   interface SymbolConstructor { readonly dispose: unique symbol }
 }
 
+/**
+ * An input identity's record in the consumer's store: started before the
+ * effect, done after it.
+ */
+export interface EffectRecord {
+    /** The stored layout's version. */
+    schemaVersion: number;
+    /** Storage namespace. */
+    namespace: string;
+    /** The input identity: also the external system's idempotency key. */
+    identity: string;
+    /** Where the effect stands. */
+    state: "started" | "done";
+    /**
+     * How many times the effect was started (more than 1 only after a
+     * reconciliation said to run it again).
+     */
+    attempt: number;
+    /** The deliverer that started the current attempt. */
+    owner: string;
+    /** When the current attempt started (ms since the epoch). */
+    startedAt: number;
+    /** Until when its deliverer counts as alive where no lock tells. */
+    leaseUntil: number;
+    /** When it was recorded done. */
+    finishedAt?: number;
+    /** The effect's result (JSON), once done. */
+    result?: unknown;
+    /** Whether `done` came from a reconciliation rather than the effect's own return. */
+    reconciled: boolean;
+    /** The last failure of the effect, if it threw. */
+    lastError?: string;
+    /** Compare-and-swap revision: 0 before the first write. */
+    revision: number;
+}
+
+
+
 /** A storage adapter for edge KV stores; values are JSON strings. */
 export interface StorageAdapter {
     /** The value stored under `key`, or null. */
@@ -62,23 +100,6 @@ export interface HandleOptions {
     maxWaitMs?: number;
     /** Overrides ConsumerOptions.effectTimeoutMs for this delivery. */
     effectTimeoutMs?: number;
-}
-
-/** An input identity's record in the consumer's store: started before the effect, done after it. */
-export interface EffectRecord {
-    schemaVersion: number;
-    namespace: string;
-    identity: string;
-    state: "started" | "done";
-    attempt: number;
-    owner: string;
-    startedAt: number;
-    leaseUntil: number;
-    finishedAt?: number;
-    result?: unknown;
-    reconciled: boolean;
-    lastError?: string;
-    revision: number;
 }
 
 /** What `handle` resolves to. */

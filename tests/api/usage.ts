@@ -43,7 +43,14 @@ async function example(): Promise<void> {
   const stream = client.sendAndWaitStream({ ...command, waitStage: "SNAPSHOT" });
   for await (const element of stream) {
     void element.errorCode;
+    // `stage` tells a CommandResult from an error event's ErrorInfo.
+    if (element.stage) void element.aggregateVersion;
+    // @ts-expect-error: an error event has no version.
+    else void element.aggregateVersion;
   }
+  const record: IntentRecord | undefined = (await client.intents())[0];
+  void record?.attempts[0]?.waitEndedBy;
+  void record?.aggregate.aggregateId;
   const outcome: Outcome = await stream.outcome;
   void outcome.downstreamPending;
   const report = await client.resume();

@@ -421,11 +421,6 @@ export interface Command {
     headers?: Record<string, string>;
 }
 
-/** The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga). */
-export interface FunctionInfo { functionKind: string; contextName: string; processorName: string; name: string }
-/** A field the gateway's validation refused, and why. */
-export interface BindingError { name: string; msg: string }
-
 /** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
 export interface CommandResult {
     id: string;
@@ -449,14 +444,11 @@ export interface CommandResult {
     confirmedByHistory?: boolean;
 }
 
-/** A failure without a stage (a stream's error event, an outcome's error): `stage` tells it from a CommandResult. */
-export interface ErrorInfo { errorCode: string; errorMsg: string; bindingErrors?: BindingError[]; succeeded?: boolean; stage?: undefined }
-
 /**
  * One element of a stage stream: a CommandResult, or an ErrorInfo (an error event). `if (element.stage)`
  * tells them apart; `succeeded` is false on every failed element.
  */
-export type StreamElement = CommandResult | ErrorInfo;
+export type StreamElement = CommandResult | (ErrorInfo & { stage?: undefined });
 
 /** How a call ended, and what is known of its intent. */
 export interface Outcome {
@@ -498,17 +490,12 @@ export interface IntentRecord {
     intentId: string;
     intentKey?: string;
     requestId: string;
-    aggregate: { contextAlias?: string; resource: string; tenantId?: string; ownerId?: string; aggregateId: string };
-    command: { method: string; path: string; body: unknown; expectedVersion?: number; create: boolean;
-    wait: { stage: CommandStage; timeoutMs: number; context?: string; processor?: string; function?: string; tailStage?: CommandStage };
+    aggregate: AggregateIdentity;
+    command: { method: string; path: string; body: unknown; expectedVersion?: number; create: boolean; wait: WaitSpec;
     headers?: [string, string][] };
     fingerprint: string;
     state: IntentState;
-    attempts: { number: number; sentAt: number; commandId?: string; endedAt?: number; outcome?: unknown;
-    /** When the caller's wait for this attempt was due to end (epoch ms). */
-    callerDeadline?: number;
-    /** What ended the caller's wait ("cancelled": its signal aborted; the drive went on). */
-    waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline" }[];
+    attempts: Attempt[];
     lastResult?: CommandResult;
     reason?: string;
     appended?: boolean;
@@ -545,6 +532,94 @@ export class CommandError extends Error {
     commandResult: CommandResult | null;
     reason: string | null;
     detail: Outcome;
+}
+
+
+
+/** Where an intent's aggregate lives. */
+export interface AggregateIdentity {
+    /** Context alias in paths, when the aggregate is in another context. */
+    contextAlias?: string;
+    /** Resource name, e.g. `account`. */
+    resource: string;
+    /** Tenant, when the aggregate has no static tenant. */
+    tenantId?: string;
+    /** Owner, when the aggregate is owned. */
+    ownerId?: string;
+    /**
+     * The aggregate id: always known, client-generated for creates whose
+     * id the server would otherwise generate (so the outcome can be confirmed).
+     */
+    aggregateId: string;
+}
+
+/** What to wait for, as persisted. */
+export interface WaitSpec {
+    /** Target stage. */
+    stage: CommandStage;
+    /** Context filter. */
+    context?: string;
+    /** Processor filter. */
+    processor?: string;
+    /** Function filter. */
+    function?: string;
+    /** Chain tail stage (with `SAGA_HANDLED`). */
+    tailStage?: CommandStage;
+    /** Server-side wait deadline, ms. */
+    timeoutMs: number;
+}
+
+/** One send of the intent, always with the intent's requestId. */
+export interface Attempt {
+    /** 1-based attempt number. */
+    number: number;
+    /** When it was sent (epoch ms). */
+    sentAt: number;
+    /** The server's commandId, once any answer carried it. */
+    commandId?: string;
+    /** When it ended. */
+    endedAt?: number;
+    /** How it ended. */
+    outcome?: unknown;
+    /** When the caller's wait for it was due to end (epoch ms). */
+    callerDeadline?: number;
+    /** What ended the caller's wait for it (`cancelled`: its signal aborted; the drive went on). */
+    waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline";
+}
+
+/** The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga). */
+export interface FunctionInfo {
+    /** The function's kind. */
+    functionKind: string;
+    /** Its bounded context. */
+    contextName: string;
+    /** Its processor, e.g. `Account`, `TransferSaga`, `CommandGateway`. */
+    processorName: string;
+    /** Its name, e.g. `onCommand`, `onEvent`, `send`. */
+    name: string;
+}
+
+/** A field the gateway's validation refused, and why. */
+export interface BindingError {
+    /** The field. */
+    name: string;
+    /** What is wrong with it. */
+    msg: string;
+}
+
+/**
+ * A failure without a stage: a plain error body (a stream's error event, a
+ * timeout, a proxy's page), or an outcome's error.
+ */
+export interface ErrorInfo {
+    /** The code. */
+    errorCode: string;
+    /** Human-readable message. */
+    errorMsg: string;
+    /** Field errors. */
+    bindingErrors?: BindingError[];
+    /** The server's `succeeded` flag, as received. */
+    succeeded?: boolean;
 }
 
 

@@ -16,6 +16,11 @@
 //! it is given here; the full sample must write what the serde derive (the
 //! struct's own field list) writes, and the hand-written reader must read
 //! both samples back whole.
+//!
+//! The types with a `wire_object!` list are declared from it: each field's
+//! doc, JSON name and TypeScript type (its Rust type's [`TsType`]; optional
+//! where its writer may leave it out), written to `src/js/wire_types.rs`,
+//! which the `.d.ts` takes as it is.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -282,21 +287,17 @@ fn table() -> BTreeMap<&'static str, Vec<String>> {
     let mut t = BTreeMap::new();
     let (full, min) = read_back(&record(true), &record(false));
     t.insert("IntentRecord", fields(&full, &min));
-    for (name, field) in [
-        ("IntentRecord.aggregate", "aggregate"),
-        ("IntentRecord.command", "command"),
-    ] {
-        t.insert(name, fields(&full[field], &min[field]));
-    }
     t.insert(
-        "IntentRecord.command.wait",
-        fields(&full["command"]["wait"], &min["command"]["wait"]),
+        "IntentRecord.command",
+        fields(&full["command"], &min["command"]),
     );
-    read_back(&aggregate(true), &aggregate(false));
+    let (full, min) = read_back(&aggregate(true), &aggregate(false));
+    t.insert("AggregateIdentity", fields(&full, &min));
     read_back(&command(true), &command(false));
-    read_back(&wait(true), &wait(false));
+    let (full, min) = read_back(&wait(true), &wait(false));
+    t.insert("WaitSpec", fields(&full, &min));
     let (full, min) = read_back(&attempt(true), &attempt(false));
-    t.insert("IntentRecord.attempts[]", fields(&full, &min));
+    t.insert("Attempt", fields(&full, &min));
     let (full, min) = read_back(&result(true), &result(false));
     t.insert("CommandResult", fields(&full, &min));
     let (full, min) = read_back(&function(), &function());
@@ -366,5 +367,87 @@ fn every_wire_type_writes_the_fields_its_declaration_has() {
         pinned == now,
         "the writers' fields differ from tests/api/wire-fields.json: update the .d.ts (src/js/types.rs) \
          and the file (WOW_ACCEPT=1 cargo test -p wow-command-core --lib wire_fields); what they write now:\n{now}"
+    );
+}
+
+// ------------------------------------------------------ the declarations
+
+use crate::protocol::declaration::{ts_types, union, Declared, TsType};
+
+ts_types! {
+    CommandStage => "CommandStage",
+    // Gateways name kinds and codes this build does not know: read as sent.
+    FunctionKind => "string",
+    ErrorCode => "string",
+    // A value as stored: whatever the command or the effect gave.
+    JsonValue => "unknown",
+    // How an attempt ended, as the journal keeps it: a diagnosis, not a contract.
+    AttemptOutcome => "unknown",
+}
+
+impl TsType for WaitEnd {
+    fn ts() -> String {
+        union(WaitEnd::WIRE.iter().map(|(_, name)| (*name).to_owned()))
+    }
+}
+
+impl TsType for EffectState {
+    fn ts() -> String {
+        // Written through its writer, so the union says what is stored.
+        let all = [EffectState::Started, EffectState::Done];
+        for state in &all {
+            // Every state listed: a new one fails to compile here until it is.
+            match state {
+                EffectState::Started | EffectState::Done => {}
+            }
+        }
+        union(all.iter().map(|s| written(s).as_str().unwrap().to_owned()))
+    }
+}
+
+/// The generated file: each entry's wire types, declared from their lists.
+fn declarations() -> String {
+    let client = [
+        AggregateIdentity::declaration(),
+        WaitSpec::declaration(),
+        Attempt::declaration(),
+        FunctionInfo::declaration(),
+        BindingError::declaration(),
+        ErrorInfo::declaration(),
+    ]
+    .join("\n");
+    let consumer = EffectRecord::declaration();
+    format!(
+        "//! The TypeScript declarations of the wire types whose field lists are\n\
+         //! `wire_object!`s in the core: written from those lists by the core's\n\
+         //! `wire_fields` test, never by hand. After a change to a list:\n\
+         //! `WOW_ACCEPT=1 cargo test -p wow-command-core --lib wire_fields`.\n\
+         \n\
+         use wasm_bindgen::prelude::*;\n\
+         \n\
+         /// The command client's wire types.\n\
+         #[cfg(feature = \"client\")]\n\
+         #[wasm_bindgen(typescript_custom_section)]\n\
+         const CLIENT: &'static str = r#\"\n{client}\"#;\n\
+         \n\
+         /// The consumer's.\n\
+         #[cfg(feature = \"consumer\")]\n\
+         #[wasm_bindgen(typescript_custom_section)]\n\
+         const CONSUMER: &'static str = r#\"\n{consumer}\"#;\n"
+    )
+}
+
+#[test]
+fn the_wire_types_are_declared_from_their_field_lists() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../src/js/wire_types.rs");
+    let now = declarations();
+    if std::env::var_os("WOW_ACCEPT").is_some() {
+        std::fs::write(&path, &now).unwrap();
+    }
+    let pinned = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        pinned == now,
+        "src/js/wire_types.rs is not what the field lists declare: \
+         WOW_ACCEPT=1 cargo test -p wow-command-core --lib wire_fields; what they declare now:\n{now}"
     );
 }

@@ -25,11 +25,12 @@ pub enum EffectState {
 }
 
 wire_object! {
-    /// One input identity's effect, as stored.
+    /// An input identity's record in the consumer's store: started before the
+    /// effect, done after it.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
     pub struct EffectRecord {
-        /// Schema version (`EFFECT_SCHEMA_VERSION`).
+        /// The stored layout's version.
         schema_version: u32 => "schemaVersion" put / req,
         /// Storage namespace.
         namespace: String => "namespace" put / req,

@@ -507,7 +507,7 @@ wire_object! {
         /// When the caller's wait for it was due to end (epoch ms).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         caller_deadline: Option<i64> => "callerDeadline" some / opt,
-        /// What ended the caller's wait for it.
+        /// What ended the caller's wait for it (`cancelled`: its signal aborted; the drive went on).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         wait_ended_by: Option<WaitEnd> => "waitEndedBy" some / opt,
     }
@@ -535,7 +535,7 @@ pub enum WaitEnd {
 }
 
 impl WaitEnd {
-    const WIRE: [(WaitEnd, &'static str); 7] = [
+    pub(crate) const WIRE: [(WaitEnd, &'static str); 7] = [
         (WaitEnd::Answer, "answer"),
         (WaitEnd::Timeout, "timeout"),
         (WaitEnd::Cancelled, "cancelled"),

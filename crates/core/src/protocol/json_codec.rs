@@ -142,6 +142,32 @@ macro_rules! wire_object {
                 o.finish(read)
             }
         }
+
+        // Its TypeScript, from the same list (the `wire_fields` test writes it out).
+        #[cfg(test)]
+        impl $crate::protocol::declaration::TsType for $name {
+            fn ts() -> String {
+                stringify!($name).into()
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::protocol::declaration::Declared for $name {
+            fn declaration() -> String {
+                use $crate::protocol::declaration::{Field, TsType};
+                $crate::protocol::declaration::interface(
+                    stringify!($name),
+                    &[$(stringify!($meta)),*],
+                    &[$(Field {
+                        json: $json,
+                        write: stringify!($write),
+                        ts: <$ty as TsType>::ts(),
+                        nullable: <$ty as TsType>::NULLABLE,
+                        attributes: &[$(stringify!($field_meta)),*],
+                    }),*],
+                )
+            }
+        }
     };
 }
 pub(crate) use wire_object;

@@ -4,6 +4,8 @@
 //! section numbers in doc comments point into it.
 
 pub mod condition;
+#[cfg(test)]
+pub(crate) mod declaration;
 pub mod error;
 pub mod error_code;
 pub mod event_stream;

@@ -32,7 +32,7 @@ pub enum FunctionKind {
 }
 
 wire_object! {
-    /// Which function produced a signal: `{functionKind, contextName, processorName, name}`.
+    /// The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga).
     #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
     pub struct FunctionInfo {
@@ -60,7 +60,7 @@ impl FunctionInfo {
 }
 
 wire_object! {
-    /// One field-level validation error.
+    /// A field the gateway's validation refused, and why.
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
     pub struct BindingError {
         /// The field.
@@ -122,7 +122,8 @@ impl CommandResult {
 }
 
 wire_object! {
-    /// A plain error body without a stage (timeouts, decoding errors, proxies).
+    /// A failure without a stage: a plain error body (a stream's error event, a
+    /// timeout, a proxy's page), or an outcome's error.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
     pub struct ErrorInfo {
