@@ -310,7 +310,6 @@ impl Engine {
             until: 0,
             pause: 100,
             reached: false,
-            asking: false,
         };
         let me = self.new_id();
         let kind = Kind::Downstream(Box::new(d));
@@ -350,7 +349,7 @@ impl Engine {
             locks: Vec::new(),
             asked: 0,
             waiting: 0,
-            stage: 0,
+            stage: PurgeStage::Listing,
             report: super::io::SignOutReport::default(),
         }));
         let me = self.new_id();
@@ -1041,7 +1040,7 @@ impl Engine {
             }
             Some(Child::Resumed(r.index, what))
         };
-        match (&r.stage, wake) {
+        match (std::mem::replace(&mut r.stage, OneStage::Driving), wake) {
             (OneStage::Locking, Wake::Op(Done::Locked(locked))) => match locked {
                 super::io::Locked::Busy => {
                     Some(Child::Resumed(r.index, Resumed::Busy(r.id.clone())))
@@ -1078,14 +1077,9 @@ impl Engine {
                 }
                 let config = self.config.machine.clone();
                 self.drive(me, 0, false, record, config, Locking::Held(r.lock.take()));
-                r.stage = OneStage::Driving;
                 None
             }
-            (OneStage::Scoping(_), Wake::Child(Child::Listing(listed))) => {
-                let OneStage::Scoping(record) = std::mem::replace(&mut r.stage, OneStage::Driving)
-                else {
-                    return None;
-                };
+            (OneStage::Scoping(record), Wake::Child(Child::Listing(listed))) => {
                 let ahead = match &listed {
                     Ok(l) => scope::ahead_of(&l.records, &record).is_some(),
                     Err(_) => true,
@@ -1100,8 +1094,9 @@ impl Engine {
             (OneStage::Driving, Wake::Child(Child::Drove(outcome))) => {
                 Some(Child::Resumed(r.index, Resumed::Driven(outcome)))
             }
-            (_, wake) => {
+            (stage, wake) => {
                 self.unasked(&wake, "resuming one");
+                r.stage = stage;
                 None
             }
         }
@@ -1296,7 +1291,8 @@ impl Engine {
                 self.settle(call, Reply::Outcome(outcome));
                 Some(Child::Nothing)
             }
-            (stage, _) => {
+            (stage, wake) => {
+                self.unasked(&wake, "confirm or retry");
                 p.stage = stage;
                 None
             }
@@ -1482,16 +1478,29 @@ struct Purge {
     asked: OpId,
     /// Answers still to come: the removal's, or an adoption's writes.
     waiting: usize,
-    /// 0: listing; 1: locking; 2: removing or writing; 3: looking at what
-    /// is left; 4: removing the quarantine; 5: letting go of the store.
-    stage: u8,
+    stage: PurgeStage,
     report: super::io::SignOutReport,
+}
+
+/// Where a sign-out stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PurgeStage {
+    Listing,
+    Locking,
+    /// Removing, or writing an adoption.
+    Removing,
+    /// Looking at what is left.
+    Looking,
+    /// Removing the quarantine.
+    Clearing,
+    /// Letting go of the store.
+    Destroying,
 }
 
 impl Engine {
     fn step_purge(&mut self, me: TaskId, call: CallId, p: &mut Purge, wake: Wake) -> Option<Child> {
         let failure = match (p.stage, wake) {
-            (0, Wake::Child(Child::Listing(Ok(listing)))) => {
+            (PurgeStage::Listing, Wake::Child(Child::Listing(Ok(listing)))) => {
                 let mut records = listing.records;
                 if !(p.purge || p.adopt) {
                     let all = records.len();
@@ -1499,10 +1508,10 @@ impl Engine {
                     p.report.parked = (all - records.len()) as u32;
                 }
                 p.records = records;
-                p.stage = 1;
+                p.stage = PurgeStage::Locking;
                 return self.purge_next(me, call, p);
             }
-            (1, Wake::Op(Done::Locked(locked))) => {
+            (PurgeStage::Locking, Wake::Op(Done::Locked(locked))) => {
                 p.locks.push(match locked {
                     super::io::Locked::Held => Some(p.asked),
                     super::io::Locked::Unsupported => Some(0),
@@ -1514,31 +1523,33 @@ impl Engine {
                 });
                 return self.purge_next(me, call, p);
             }
-            (2, Wake::Child(Child::Wrote(written))) => {
+            (PurgeStage::Removing, Wake::Child(Child::Wrote(written))) => {
                 p.waiting -= 1;
                 p.report.removed += u32::from(written.is_ok());
                 return self.purge_next(me, call, p);
             }
-            (2, Wake::Child(Child::Removed(Ok(())))) => {
+            (PurgeStage::Removing, Wake::Child(Child::Removed(Ok(())))) => {
                 p.waiting -= 1;
                 return self.purge_next(me, call, p);
             }
-            (3, Wake::Child(Child::Listing(Ok(listing)))) => {
+            (PurgeStage::Looking, Wake::Child(Child::Listing(Ok(listing)))) => {
                 if !listing.records.is_empty() || listing.others > 0 {
                     return self.purge_over(call, p);
                 }
                 // Nothing of anyone is left: what was quarantined goes too.
                 let keys = listing.quarantined.into_iter().map(|q| q.key).collect();
                 self.op(me, Do::Remove { keys });
-                p.stage = 4;
+                p.stage = PurgeStage::Clearing;
                 return None;
             }
-            (4, Wake::Op(Done::Removed(Ok(())))) if p.close => {
+            (PurgeStage::Clearing, Wake::Op(Done::Removed(Ok(())))) if p.close => {
                 self.op(me, Do::Destroy);
-                p.stage = 5;
+                p.stage = PurgeStage::Destroying;
                 return None;
             }
-            (4 | 5, Wake::Op(Done::Removed(_))) => return self.purge_over(call, p),
+            (PurgeStage::Clearing | PurgeStage::Destroying, Wake::Op(Done::Removed(_))) => {
+                return self.purge_over(call, p)
+            }
             (_, Wake::Child(Child::Listing(Err(e)) | Child::Removed(Err(e))))
             | (_, Wake::Op(Done::Removed(Err(e)))) => e,
             (_, wake) => {
@@ -1556,7 +1567,7 @@ impl Engine {
     /// holds is left); then the removal, or the adoption's writes, of what
     /// it holds and the settled; then the look at what is left.
     fn purge_next(&mut self, me: TaskId, call: CallId, p: &mut Purge) -> Option<Child> {
-        while p.stage == 1 && p.locks.len() < p.records.len() {
+        while p.stage == PurgeStage::Locking && p.locks.len() < p.records.len() {
             let record = &p.records[p.locks.len()];
             if record.state.is_settled() && !p.adopt {
                 p.locks.push(Some(0));
@@ -1571,8 +1582,8 @@ impl Engine {
             p.asked = self.op(me, lock);
             return None;
         }
-        if p.stage == 1 {
-            p.stage = 2;
+        if p.stage == PurgeStage::Locking {
+            p.stage = PurgeStage::Removing;
             // What it holds the lock of (or needs none for: the settled).
             let mut ids = Vec::new();
             for (i, record) in p.records.iter().enumerate() {
@@ -1610,7 +1621,7 @@ impl Engine {
             return self.purge_over(call, p);
         }
         self.list(me, None);
-        p.stage = 3;
+        p.stage = PurgeStage::Looking;
         None
     }
 
@@ -1735,8 +1746,6 @@ struct Downstream {
     until: i64,
     pause: i64,
     reached: bool,
-    /// A snapshot read or a check is out.
-    asking: bool,
 }
 
 impl Engine {
@@ -1799,7 +1808,6 @@ impl Engine {
                 self.downstream_look(me, call, d)
             }
             Wake::Op(done) => {
-                d.asking = false;
                 d.reached = match done {
                     Done::Checked(reached) => reached,
                     Done::Answered {
@@ -1812,7 +1820,12 @@ impl Engine {
                         matches!((got, version), (Some(got), Some(want)) if got >= want)
                     }
                     Done::Headers(Ok(extra)) => return self.downstream_read(me, d, &extra),
-                    _ => false,
+                    // Refused, failed or unreadable: not reached yet, looked at again.
+                    Done::Answered { .. } | Done::Headers(Err(_)) => false,
+                    other => {
+                        self.unasked(&Wake::Op(other), "downstream");
+                        return None;
+                    }
                 };
                 self.downstream_pause(me, call, d)
             }
@@ -1830,14 +1843,12 @@ impl Engine {
             return self.downstream_over(call, d);
         }
         let stage = d.stage.unwrap_or(CommandStage::Snapshot);
-        d.asking = true;
         if stage == CommandStage::Snapshot {
             if d.outcome
                 .as_ref()
                 .and_then(|o| o.appended_version)
                 .is_none()
             {
-                d.asking = false;
                 return self.downstream_pause(me, call, d);
             }
             if self.config.headers {
@@ -1878,7 +1889,6 @@ impl Engine {
                 None
             }
             None => {
-                d.asking = false;
                 self.timer(me, self.now + d.pause.min(within));
                 None
             }
