@@ -231,8 +231,8 @@ pub struct Executor {
     next_call: Cell<CallId>,
     /// Locks held, by the op that took them: the function that lets each go.
     locks: RefCell<Vec<(OpId, js_sys::Function)>>,
-    /// Lock requests let go of before they were granted.
-    dropped: RefCell<Vec<OpId>>,
+    /// Lock requests let go of before they were granted (their ops' tags).
+    dropped: RefCell<Vec<u32>>,
     /// When the armed timer fires, and the timer.
     timer: RefCell<(i64, JsValue)>,
     channels: super::channel::Channels,
@@ -450,7 +450,9 @@ impl Executor {
             self.slice.set((None, 0, false));
             return self.pump();
         }
-        handling(self.engine.borrow().intent_of(tag).unwrap_or_default());
+        // A tag of the executor's own names no operation: it finds none.
+        let op = OpId::of_tag(tag);
+        handling(self.engine.borrow().intent_of(op).unwrap_or_default());
         let now = time::now();
         self.engine.borrow_mut().set_online(is_online());
         if tag == TIMER {
@@ -488,8 +490,8 @@ impl Executor {
                     self.engine.borrow_mut().caller_left(now, call);
                 }
             }
-        } else if let Some(done) = self.read(tag, ok, value) {
-            self.engine.borrow_mut().handle(now, tag, done);
+        } else if let Some(done) = self.read(op, ok, value) {
+            self.engine.borrow_mut().handle(now, op, done);
         }
         self.pump();
     }
@@ -497,7 +499,7 @@ impl Executor {
     /// Starts `promise`; its end comes back as operation `op`.
     fn wait(&self, op: OpId, promise: &js_sys::Promise, pending: Pending) {
         self.pending.borrow_mut().push((op, pending));
-        settled(promise, &callback(), self.id, op);
+        settled(promise, &callback(), self.id, op.tag());
     }
 
     fn store_call(&self, op: OpId, method: &str, args: &[JsValue], pending: Pending) {
@@ -666,7 +668,7 @@ impl Executor {
                 let _ = release.call0(&JsValue::NULL);
             }
             // Not granted yet: let it go when it is.
-            None => self.dropped.borrow_mut().push(lock),
+            None => self.dropped.borrow_mut().push(lock.tag()),
         }
     }
 
@@ -791,7 +793,7 @@ impl Executor {
                     Locked::Held
                 };
                 let mut dropped = self.dropped.borrow_mut();
-                if let Some(i) = dropped.iter().position(|o| *o == op) {
+                if let Some(i) = dropped.iter().position(|o| *o == op.tag()) {
                     dropped.swap_remove(i);
                     drop(dropped);
                     self.unlock(op);
@@ -958,7 +960,7 @@ impl Executor {
                 self.pending
                     .borrow_mut()
                     .push((op, Pending::Listing { only, left }));
-                next_task(&callback(), self.id, op);
+                next_task(&callback(), self.id, op.tag());
                 return Some(Done::ListedPart(read));
             }
         }

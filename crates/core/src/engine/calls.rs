@@ -109,7 +109,7 @@ impl Engine {
         w.left = true;
         let outcome = aborted(w.record.as_ref(), w.sent);
         self.io.push_back(Io {
-            op: 0,
+            op: OpId::NONE,
             what: Do::Settle(call, Reply::Failed(Box::new(outcome))),
         });
         // A queued caller's wait ends with it.
@@ -347,7 +347,7 @@ impl Engine {
             adopt,
             records: Vec::new(),
             locks: Vec::new(),
-            asked: 0,
+            asked: OpId::NONE,
             waiting: 0,
             stage: PurgeStage::Listing,
             report: super::io::SignOutReport::default(),
@@ -1470,7 +1470,7 @@ struct Purge {
     /// The records it acts on.
     records: Vec<IntentRecord>,
     /// The locks answered so far, one per record in order: the op of each
-    /// held one (0: none to let go, where there are no locks or a settled
+    /// held one (`OpId::NONE`: none to let go, where there are no locks or a settled
     /// intent needs none), or `None` when another tab or worker holds it
     /// (that intent is left).
     locks: Vec<Option<OpId>>,
@@ -1514,7 +1514,7 @@ impl Engine {
             (PurgeStage::Locking, Wake::Op(Done::Locked(locked))) => {
                 p.locks.push(match locked {
                     super::io::Locked::Held => Some(p.asked),
-                    super::io::Locked::Unsupported => Some(0),
+                    super::io::Locked::Unsupported => Some(OpId::NONE),
                     super::io::Locked::Busy => {
                         let id = p.records[p.locks.len()].intent_id.clone();
                         p.report.busy.push(id);
@@ -1570,7 +1570,7 @@ impl Engine {
         while p.stage == PurgeStage::Locking && p.locks.len() < p.records.len() {
             let record = &p.records[p.locks.len()];
             if record.state.is_settled() && !p.adopt {
-                p.locks.push(Some(0));
+                p.locks.push(Some(OpId::NONE));
                 continue;
             }
             let name = lock_name(&self.config.namespace, &record.intent_id);
@@ -1627,7 +1627,7 @@ impl Engine {
 
     /// Lets go of the locks it holds.
     fn unlock_all(&mut self, p: &mut Purge) {
-        for lock in p.locks.drain(..).flatten().filter(|op| *op != 0) {
+        for lock in p.locks.drain(..).flatten().filter(|op| *op != OpId::NONE) {
             self.tell(Do::Unlock { lock });
         }
     }

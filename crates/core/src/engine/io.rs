@@ -8,8 +8,34 @@ use crate::journal::{Body, IntentRecord, Quarantined, RecordError, StoreError, S
 use crate::machine::{Availability, ConfirmAnswer, LookAnswer, Outcome};
 use crate::protocol::{JsonValue, StreamElement};
 
-/// An operation's id: its answer comes back with it. 0 is never an id.
-pub type OpId = u32;
+/// An operation's id: its answer comes back with it, and is routed by it
+/// to the task that asked. Numbered from 1, below 2^30: the executor's own
+/// wake-ups carry tags above, which no id ever is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpId(u32);
+
+impl OpId {
+    /// No operation: what is told expects no answer.
+    pub const NONE: OpId = OpId(0);
+    /// The first id.
+    pub(crate) const FIRST: OpId = OpId(1);
+
+    /// The id after this one (from the first again past 2^30).
+    pub(crate) fn next(self) -> OpId {
+        OpId(if self.0 >= 1 << 30 { 1 } else { self.0 + 1 })
+    }
+
+    /// The tag an executor's callback carries for it.
+    pub fn tag(self) -> u32 {
+        self.0
+    }
+
+    /// The operation a callback's tag names: one of the executor's own
+    /// tags names none the engine has asked for, and finds none.
+    pub fn of_tag(tag: u32) -> OpId {
+        OpId(tag)
+    }
+}
 
 /// A public call's id (the promise the executor holds for it).
 pub type CallId = u32;

@@ -311,7 +311,7 @@ impl Engine {
             now: 0,
             online: true,
             io: VecDeque::new(),
-            next_op: 1,
+            next_op: OpId::FIRST,
             next_task: 1,
             ops: Vec::new(),
             tasks: Vec::new(),
@@ -512,7 +512,10 @@ impl Engine {
 
     /// Asks the executor to do `what`, expecting no answer.
     fn tell(&mut self, what: Do) {
-        self.io.push_back(Io { op: 0, what });
+        self.io.push_back(Io {
+            op: OpId::NONE,
+            what,
+        });
     }
 
     /// Puts task `id` (made by [`Engine::new_id`]) in the table, under
@@ -536,10 +539,10 @@ impl Engine {
         id
     }
 
-    /// An operation's id: from 1, below 2^30 (the executor's own tags are above).
+    /// A new operation's id ([`OpId`]).
     fn new_op(&mut self) -> OpId {
         let op = self.next_op;
-        self.next_op = if op >= 1 << 30 { 1 } else { op + 1 };
+        self.next_op = op.next();
         op
     }
 
@@ -747,7 +750,7 @@ impl Engine {
 
 /// Where `id` is in `items` (a scan: a few thousand at most, and a
 /// binary search measured larger in the download for no visible gain).
-fn index<T>(items: &[T], id: u32, key: impl Fn(&T) -> u32) -> Option<usize> {
+fn index<T, I: PartialEq>(items: &[T], id: I, key: impl Fn(&T) -> I) -> Option<usize> {
     items.iter().position(|t| key(t) == id)
 }
 

@@ -1115,9 +1115,11 @@ fn a_leader_that_never_looks_costs_the_other_tabs_a_pause_not_their_answers() {
     // A tab holds the probe's lock and never looks: frozen by the browser,
     // or a lock its instance never let go of. No other tab can lead.
     let mut w = World::new(1);
-    w.locks
-        .held
-        .push(("wow-command-client/ns/history/http://gw".into(), 99, 0));
+    w.locks.held.push((
+        "wow-command-client/ns/history/http://gw".into(),
+        99,
+        OpId::NONE,
+    ));
     w.gateway.faults.push(("a1".into(), Fault::LostAfterAppend));
     w.gateway.faults.push(("a2".into(), Fault::LostAfterAppend));
     w.gateway.history_down = true;
@@ -1176,7 +1178,7 @@ fn an_intent_set_aside_is_named_while_driven_then_driven_by_no_tab_and_listed_as
         !named.is_empty() && named.iter().all(|n| *n == Some(id.as_str())),
         "{named:?}"
     );
-    assert_eq!(w.tabs[0].engine.intent_of(999_999), None);
+    assert_eq!(w.tabs[0].engine.intent_of(OpId::of_tag(999_999)), None);
     // Its module stopped twice over it: the tab's locks go, and the intent is set aside.
     w.close(0);
     let now = w.now;
