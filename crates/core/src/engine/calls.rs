@@ -1820,8 +1820,8 @@ impl Engine {
                         matches!((got, version), (Some(got), Some(want)) if got >= want)
                     }
                     Done::Headers(Ok(extra)) => return self.downstream_read(me, d, &extra),
-                    // Refused, failed or unreadable: not reached yet, looked at again.
-                    Done::Answered { .. } | Done::Headers(Err(_)) => false,
+                    // Refused, failed, lost or unreadable: not reached yet, looked at again.
+                    Done::Answered { .. } | Done::Failed(_) | Done::Headers(Err(_)) => false,
                     other => {
                         self.unasked(&Wake::Op(other), "downstream");
                         return None;

@@ -56,9 +56,29 @@ pub(super) struct Gateway {
     pub reads: Reads,
     /// Each history query's path's last segment and body.
     pub queries: Vec<(String, String)>,
+    /// Snapshot reads still to fail (a lost connection each).
+    pub snapshot_failures: u32,
 }
 
 impl Gateway {
+    /// A snapshot read (`awaitDownstream`'s SNAPSHOT): the aggregate's
+    /// version, once the failures asked for are spent.
+    fn snapshot(&mut self, r: &Request) -> Done {
+        if self.snapshot_failures > 0 {
+            self.snapshot_failures -= 1;
+            return Done::Failed(Failure::Lost("connection reset".into()));
+        }
+        let path = r.url.trim_end_matches("/snapshot");
+        let id = path.rsplit('/').next().unwrap_or_default();
+        let version = self.history.get(id).map_or(0, Vec::len);
+        Done::Answered {
+            status: 200,
+            error_code: None,
+            retry_after: None,
+            body: Ok(serde_json::from_str(&format!("{{\"version\":{version}}}")).unwrap()),
+        }
+    }
+
     fn command(&mut self, r: &Request) -> Done {
         let header = |n: &str| {
             r.headers
@@ -416,6 +436,8 @@ impl World {
             Do::Fetch(request) => {
                 let done = if request.url.contains("/event/") {
                     self.gateway.history_query(&request)
+                } else if request.url.ends_with("/snapshot") {
+                    self.gateway.snapshot(&request)
                 } else {
                     self.in_its_turn(&request);
                     self.gateway.command(&request)
@@ -1236,6 +1258,31 @@ fn what_a_resume_waits_for_is_named_for_its_intent() {
         }
     }
     assert!(seen > 0, "the resume's lock and reads were named");
+}
+
+/// awaitDownstream's SNAPSHOT: a read that fails is "not yet", looked at
+/// again after a pause, until the snapshot reaches the appended version.
+#[test]
+fn a_failed_snapshot_read_is_looked_at_again_until_the_version_is_reached() {
+    let mut w = World::new(1);
+    w.send(0, 1, intent("a1", None, None), SendMode::AndWait);
+    w.run_until(T0 + 1_000);
+    let id = w.records()[0].intent_id.clone();
+    w.gateway.snapshot_failures = 2;
+    let now = w.now;
+    let stage = Some(CommandStage::Snapshot);
+    w.tabs[0]
+        .engine
+        .downstream(now, 2, &id, stage, Some(5_000), false);
+    w.run_until(now + 10_000);
+    let Some(Reply::Downstream(outcome, reached)) = w.reply(0, 2) else {
+        panic!("{:?}", w.reply(0, 2));
+    };
+    assert_eq!((*reached, outcome.appended_version), (stage, Some(1)));
+    assert_eq!(
+        w.gateway.snapshot_failures, 0,
+        "both failed reads were made"
+    );
 }
 
 /// A wake no state of its task asked for is a failing test, not a task
