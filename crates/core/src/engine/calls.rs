@@ -52,7 +52,6 @@ pub(super) struct CallTask {
 enum Kind {
     Send(Box<Send>),
     Resume(Resume),
-    ResumeOne(ResumeOne),
     Person(Person),
     Withdraw(Withdraw),
     Read(Reading),
@@ -71,7 +70,6 @@ impl Step for CallTask {
     fn intent_id(&self) -> Option<&str> {
         match &self.kind {
             Kind::Send(s) => Some(&s.record.intent_id),
-            Kind::ResumeOne(r) => Some(&r.id),
             _ => None,
         }
     }
@@ -83,7 +81,7 @@ impl CallTask {
             call,
             kind: Kind::Resume(Resume {
                 automatic,
-                ids: Vec::new(),
+                records: Vec::new(),
                 next: 0,
                 results: Vec::new(),
                 running: 0,
@@ -433,7 +431,6 @@ impl Engine {
         let done = match &mut t.kind {
             Kind::Send(s) => self.step_send(me, call, s, wake),
             Kind::Resume(r) => self.step_resume(me, call, r, wake),
-            Kind::ResumeOne(r) => self.step_resume_one(me, r, wake),
             Kind::Person(p) => self.step_person(me, call, p, wake),
             Kind::Withdraw(w) => self.step_withdraw(me, call, w, wake),
             Kind::Read(r) => self.step_read(me, call, r, wake),
@@ -842,11 +839,11 @@ impl Engine {
                         | IntentState::Unknown
                         | IntentState::Queued
                 );
-                let head_id = head.intent_id.clone();
-                let next = turn.before == head_id;
-                if drivable && !self.waited_here.contains(&head_id) {
+                let next = turn.before == head.intent_id;
+                if drivable && !self.waited_here.contains(&head.intent_id) {
                     // Driven here only when no one holds it; never without Web Locks.
-                    self.resume_one(me, &head_id, true, 0);
+                    let head = head.clone();
+                    self.resume_one(me, head, true, 0);
                     turn.stage = TurnStage::Ahead;
                     s.stage = SendStage::Turn(turn);
                     return None;
@@ -939,27 +936,12 @@ impl Engine {
 
     // ------------------------------------------------------------ resume
 
-    /// Drives one unresolved intent under its lock, for `parent`; its
-    /// result comes back as [`Child::Resumed`].
-    fn resume_one(&mut self, parent: TaskId, id: &str, automatic: bool, index: usize) {
-        let me = self.new_id();
-        let name = lock_name(&self.config.namespace, id);
-        let op = self.op(
-            me,
-            Do::Lock {
-                name,
-                wait_ms: 0,
-                kind: LockKind::Intent,
-            },
-        );
-        let kind = Kind::ResumeOne(ResumeOne {
-            id: id.to_owned(),
-            automatic,
-            lock: Some(op),
-            index,
-            stage: OneStage::Locking,
-        });
-        self.add(me, Some(parent), Some(Box::new(CallTask { call: 0, kind })));
+    /// Drives unresolved intent `record` under its lock, if it is free,
+    /// for `parent`; its result comes back as [`Child::Resumed`].
+    fn resume_one(&mut self, parent: TaskId, record: IntentRecord, automatic: bool, index: usize) {
+        let config = self.config.machine.clone();
+        let locking = Locking::Try { index, automatic };
+        self.drive(parent, 0, false, record, config, locking);
     }
 
     fn step_resume(
@@ -982,13 +964,12 @@ impl Engine {
                         return Some(Child::Nothing);
                     }
                 };
-                r.ids = listing
+                r.records = listing
                     .records
                     .into_iter()
                     .filter(|rec| rec.state.is_resumable())
-                    .map(|rec| rec.intent_id)
                     .collect();
-                r.results = r.ids.iter().map(|_| None).collect();
+                r.results = r.records.iter().map(|_| None).collect();
                 self.resume_window(me, call, r)
             }
             Wake::Child(Child::Resumed(index, resumed)) => {
@@ -1010,10 +991,10 @@ impl Engine {
 
     /// Drives the next window of intents at once, or reports.
     fn resume_window(&mut self, me: TaskId, call: CallId, r: &mut Resume) -> Option<Child> {
-        let upto = (r.next + RESUME_WINDOW).min(r.ids.len());
+        let upto = (r.next + RESUME_WINDOW).min(r.records.len());
         for i in r.next..upto {
-            let id = r.ids[i].clone();
-            self.resume_one(me, &id, r.automatic, i);
+            let record = r.records[i].clone();
+            self.resume_one(me, record, r.automatic, i);
             r.running += 1;
         }
         r.next = upto;
@@ -1033,75 +1014,6 @@ impl Engine {
         Some(Child::Nothing)
     }
 
-    fn step_resume_one(&mut self, me: TaskId, r: &mut ResumeOne, wake: Wake) -> Option<Child> {
-        let done = |r: &ResumeOne, e: &mut Engine, what: Resumed| {
-            if let Some(lock) = r.lock {
-                e.tell(Do::Unlock { lock });
-            }
-            Some(Child::Resumed(r.index, what))
-        };
-        match (std::mem::replace(&mut r.stage, OneStage::Driving), wake) {
-            (OneStage::Locking, Wake::Op(Done::Locked(locked))) => match locked {
-                super::io::Locked::Busy => {
-                    Some(Child::Resumed(r.index, Resumed::Busy(r.id.clone())))
-                }
-                // Without Web Locks, only an explicit resume() drives: never race.
-                super::io::Locked::Unsupported if r.automatic => {
-                    Some(Child::Resumed(r.index, Resumed::Nothing))
-                }
-                locked => {
-                    if locked != super::io::Locked::Held {
-                        r.lock = None;
-                    }
-                    // Re-read under the lock: another tab may have settled it meanwhile.
-                    let id = r.id.clone();
-                    self.find(me, &id, false);
-                    r.stage = OneStage::Reading;
-                    None
-                }
-            },
-            (OneStage::Reading, Wake::Child(Child::Record(found))) => {
-                let Ok(Some(record)) = found else {
-                    return done(r, self, Resumed::Nothing);
-                };
-                if !record.state.is_resumable() {
-                    return done(r, self, Resumed::Nothing);
-                }
-                if record.state == IntentState::Queued {
-                    // A queued intent waits for its turn: the drive that
-                    // settles the one before it sends it.
-                    let scope = record.scope.clone().unwrap_or_default();
-                    self.list(me, Some(&scope));
-                    r.stage = OneStage::Scoping(Box::new(record));
-                    return None;
-                }
-                let config = self.config.machine.clone();
-                self.drive(me, 0, false, record, config, Locking::Held(r.lock.take()));
-                None
-            }
-            (OneStage::Scoping(record), Wake::Child(Child::Listing(listed))) => {
-                let ahead = match &listed {
-                    Ok(l) => scope::ahead_of(&l.records, &record).is_some(),
-                    Err(_) => true,
-                };
-                if ahead {
-                    return done(r, self, Resumed::Nothing);
-                }
-                let config = self.config.machine.clone();
-                self.drive(me, 0, false, *record, config, Locking::Held(r.lock.take()));
-                None
-            }
-            (OneStage::Driving, Wake::Child(Child::Drove(outcome))) => {
-                Some(Child::Resumed(r.index, Resumed::Driven(outcome)))
-            }
-            (stage, wake) => {
-                self.unasked(&wake, "resuming one");
-                r.stage = stage;
-                None
-            }
-        }
-    }
-
     fn step_advance(&mut self, me: TaskId, wake: Wake) -> Option<Child> {
         match wake {
             Wake::Child(Child::Listing(Ok(listing))) => {
@@ -1110,10 +1022,10 @@ impl Engine {
                     .as_deref()
                     .and_then(|s| scope::head(&listing.records, s))
                     .filter(|r| r.state == IntentState::Queued)
-                    .map(|r| r.intent_id.clone());
+                    .cloned();
                 match next {
-                    Some(id) if !self.waited_here.contains(&id) => {
-                        self.resume_one(me, &id, true, 0);
+                    Some(record) if !self.waited_here.contains(&record.intent_id) => {
+                        self.resume_one(me, record, true, 0);
                         None
                     }
                     _ => Some(Child::Nothing),
@@ -1170,27 +1082,11 @@ impl Engine {
 #[derive(Debug)]
 struct Resume {
     automatic: bool,
-    ids: Vec<String>,
+    /// The unresolved intents as listed (each read again under its lock).
+    records: Vec<IntentRecord>,
     next: usize,
     results: Vec<Option<Resumed>>,
     running: usize,
-}
-
-#[derive(Debug)]
-struct ResumeOne {
-    id: String,
-    automatic: bool,
-    lock: Option<OpId>,
-    index: usize,
-    stage: OneStage,
-}
-
-#[derive(Debug)]
-enum OneStage {
-    Locking,
-    Reading,
-    Scoping(Box<IntentRecord>),
-    Driving,
 }
 
 // ---------------------------------------------------------------- confirm, retry

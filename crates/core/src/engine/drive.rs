@@ -9,14 +9,17 @@
 //! can know it) is asked for at once and collected only after its first
 //! write and first send, so its round trip overlaps the gateway's; an
 //! existing intent's is held before its record is read again (another tab
-//! may have settled it meanwhile). While the runtime is offline nothing is
+//! may have settled it meanwhile). A resume's try (`resume()`, the `online`
+//! event, a scope's turn) is a drive too, one that does not wait for the
+//! lock and leaves an intent settled or out of its turn: so signing out
+//! ends it as it ends every drive. While the runtime is offline nothing is
 //! sent or asked; with `offline: "wait"` the drive goes on once it is
 //! online again, with a fresh budget.
 
 use super::events::{self, Detail};
 use super::io::{CallId, Do, Done, Failure, LockKind, Locked, OpId, Sink};
 use super::requests;
-use super::{Child, Engine, Next, Step, TaskId, Wake};
+use super::{Child, Engine, Next, Resumed, Step, TaskId, Wake};
 use crate::journal::{IntentRecord, IntentState};
 use crate::machine::{
     Action, ConfirmAnswer, IntentMachine, MachineConfig, Outcome, Status, TransportError,
@@ -29,7 +32,7 @@ use crate::text::text;
 pub(super) enum Lock {
     /// Asked for (this op) and not collected yet.
     Asked(OpId),
-    /// Held by this op, or `None` (no locks here, or held by the caller).
+    /// Held by this op, or `None` (no locks here).
     Held(Option<OpId>),
 }
 
@@ -39,6 +42,12 @@ enum Phase {
     Locking,
     /// Reading the record again (under the lock, or back online).
     Fresh,
+    /// A resume's try reading the record again under the lock: driven only
+    /// if it is still unresolved.
+    Looking,
+    /// A resumed intent still queued: reading its scope, to drive it only
+    /// if its turn has come.
+    Scoping,
     /// Waiting for the lock's answer before this action.
     Collecting(Action),
     /// The record is being written.
@@ -77,6 +86,10 @@ pub(super) struct DriveTask {
     offline: bool,
     /// An unsent intent's drive that ended unknown looks whether it was withdrawn.
     check_withdrawn: bool,
+    /// A resume's try ([`Locking::Try`]): reported as its `index`.
+    resumed: Option<usize>,
+    /// That try is the engine's own (the `online` event, a scope's turn).
+    automatic: bool,
 }
 
 impl Step for DriveTask {
@@ -96,22 +109,37 @@ impl Step for DriveTask {
             Lock::Asked(lock) => Some(lock),
         };
         let outcome = Outcome::from_record(self.machine.record()).because(why);
-        Some((lock, Child::Drove(Box::new(outcome))))
+        Some((lock, self.reported(Resumed::Driven(Box::new(outcome)))))
     }
 }
 
-/// How a drive holds its intent's lock.
+impl DriveTask {
+    /// What its parent hears: a drive's outcome, or a resume's report of it.
+    fn reported(&self, what: Resumed) -> Child {
+        match (self.resumed, what) {
+            (Some(index), what) => Child::Resumed(index, what),
+            (None, Resumed::Driven(outcome)) => Child::Drove(outcome),
+            (None, _) => Child::Nothing,
+        }
+    }
+}
+
+/// How a drive takes its intent's lock.
 pub(super) enum Locking {
-    /// `drive_locked`: asked for now, waiting up to the caller's timeout.
+    /// Asked for now, waiting up to the caller's timeout.
     Ask,
-    /// Held by the caller (`resume()`'s try), or no locks here.
-    Held(Option<OpId>),
+    /// A resume's try: asked for and not waited for (another tab or worker
+    /// holding it drives it). The record is read again under it; one
+    /// settled meanwhile, or queued behind an unsettled one, is left.
+    /// Without Web Locks only an explicit `resume()` (not `automatic`)
+    /// drives. Its parent hears [`Child::Resumed`] with `index`.
+    Try { index: usize, automatic: bool },
 }
 
 impl Engine {
     /// Drives `record` for `parent`: its outcome comes back as
-    /// [`Child::Drove`]. `call`: the call whose stream elements and watch
-    /// these are (0: none).
+    /// [`Child::Drove`] ([`Child::Resumed`] for a resume's try). `call`:
+    /// the call whose stream elements and watch these are (0: none).
     pub(super) fn drive(
         &mut self,
         parent: TaskId,
@@ -123,27 +151,26 @@ impl Engine {
     ) {
         let me = self.new_id();
         self.add(me, Some(parent), None);
-        let (lock, phase, check_withdrawn) = match locking {
-            Locking::Held(op) => (Lock::Held(op), Phase::Running, false),
-            Locking::Ask => {
-                let name = lock_name(&self.config.namespace, &record.intent_id);
-                let wait_ms = config.caller_timeout_ms;
-                let op = self.op(
-                    me,
-                    Do::Lock {
-                        name,
-                        wait_ms,
-                        kind: LockKind::Intent,
-                    },
-                );
-                // A record not yet written (revision 0) is known to nobody else.
-                if record.revision == 0 {
-                    (Lock::Asked(op), Phase::Running, true)
-                } else {
-                    (Lock::Asked(op), Phase::Locking, true)
-                }
-            }
+        let (wait_ms, resumed) = match locking {
+            Locking::Ask => (config.caller_timeout_ms, None),
+            Locking::Try { index, automatic } => (0, Some((index, automatic))),
         };
+        let name = lock_name(&self.config.namespace, &record.intent_id);
+        let op = self.op(
+            me,
+            Do::Lock {
+                name,
+                wait_ms,
+                kind: LockKind::Intent,
+            },
+        );
+        // A record not yet written (revision 0) is known to nobody else.
+        let (phase, check_withdrawn) = match resumed {
+            None if record.revision == 0 => (Phase::Running, true),
+            None => (Phase::Locking, true),
+            Some(_) => (Phase::Locking, false),
+        };
+        let lock = Lock::Asked(op);
         let started = matches!(phase, Phase::Running);
         let mut d = Box::new(DriveTask {
             emit_to: if emit { call } else { 0 },
@@ -156,6 +183,8 @@ impl Engine {
             sent: false,
             offline: false,
             check_withdrawn,
+            resumed: resumed.map(|(index, _)| index),
+            automatic: resumed.is_some_and(|(_, automatic)| automatic),
         });
         d.was_escalated = d.machine.record().state == IntentState::Escalated;
         let next = if started {
@@ -191,6 +220,16 @@ impl Engine {
         match (phase, wake) {
             // The lock's answer, in whatever phase it comes.
             (phase, Wake::Op(Done::Locked(locked))) => self.locked(me, d, phase, locked),
+            (Phase::Looking, Wake::Child(Child::Record(found))) => self.looked(me, d, found),
+            (Phase::Scoping, Wake::Child(Child::Listing(listed))) => {
+                let ahead = listed.map_or(true, |l| {
+                    crate::journal::scope::ahead_of(&l.records, d.machine.record()).is_some()
+                });
+                if ahead {
+                    return self.left_alone(d);
+                }
+                self.advance(me, d, None)
+            }
             (Phase::Fresh, Wake::Child(Child::Record(found))) => {
                 // Read again: an intent settled meanwhile is reported, not driven twice.
                 let record = match found {
@@ -263,6 +302,32 @@ impl Engine {
         }
     }
 
+    /// What a resume's try read under the lock: an intent still unresolved
+    /// is driven, one still queued once its scope says its turn has come.
+    fn looked(
+        &mut self,
+        me: TaskId,
+        mut d: Box<DriveTask>,
+        found: Result<Option<IntentRecord>, crate::journal::JournalError>,
+    ) -> Next {
+        let fresh = match found {
+            Ok(Some(fresh)) if fresh.state.is_resumable() => fresh,
+            // Settled by another tab meanwhile, or gone: left.
+            _ => return self.left_alone(d),
+        };
+        d.was_escalated = fresh.state == IntentState::Escalated;
+        let queued = fresh.state == IntentState::Queued;
+        d.machine = self.machine(fresh, &d.config, d.watch);
+        if !queued {
+            return self.advance(me, d, None);
+        }
+        // Queued: driven only in its turn (else by the drive that settles
+        // the one before it).
+        self.list(me, d.machine.record().scope.as_deref());
+        d.phase = Phase::Scoping;
+        Next::Keep(d)
+    }
+
     /// The intent's lock answered (in whatever phase it comes).
     fn locked(&mut self, me: TaskId, mut d: Box<DriveTask>, phase: Phase, locked: Locked) -> Next {
         let Lock::Asked(op) = d.lock else {
@@ -271,14 +336,25 @@ impl Engine {
             return Next::Keep(d);
         };
         if locked == Locked::Busy {
-            return Next::Done(Child::Drove(Box::new(busy(d.machine.record()))));
+            let record = d.machine.record();
+            return Next::Done(match d.resumed {
+                Some(index) => Child::Resumed(index, Resumed::Busy(record.intent_id.clone())),
+                None => Child::Drove(Box::new(busy(record))),
+            });
         }
         d.lock = Lock::Held((locked == Locked::Held).then_some(op));
+        // Without Web Locks, only an explicit resume() drives: never race.
+        if locked == Locked::Unsupported && d.automatic {
+            return Next::Done(d.reported(Resumed::Nothing));
+        }
         match phase {
             Phase::Locking => {
                 let id = d.machine.record().intent_id.clone();
                 self.find(me, &id, false);
-                d.phase = Phase::Fresh;
+                d.phase = match d.resumed {
+                    Some(_) => Phase::Looking,
+                    None => Phase::Fresh,
+                };
                 Next::Keep(d)
             }
             Phase::Collecting(action) => self.advance(me, d, Some(action)),
@@ -521,7 +597,15 @@ impl Engine {
             }
             Status::Unknown => {}
         }
-        Next::Done(Child::Drove(Box::new(outcome)))
+        Next::Done(d.reported(Resumed::Driven(Box::new(outcome))))
+    }
+
+    /// A resume's try that found nothing to drive: its lock goes.
+    fn left_alone(&mut self, d: Box<DriveTask>) -> Next {
+        if let Lock::Held(Some(lock)) = d.lock {
+            self.tell(Do::Unlock { lock });
+        }
+        Next::Done(d.reported(Resumed::Nothing))
     }
 
     /// The caller's signal aborted: the current attempt, and any after it

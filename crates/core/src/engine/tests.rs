@@ -1285,6 +1285,40 @@ fn a_failed_snapshot_read_is_looked_at_again_until_the_version_is_reached() {
     );
 }
 
+/// A resume's try is a drive: signing out ends it as it ends every drive,
+/// so an intent it had locked is parked, not driven during the sign-out
+/// (with whatever credentials the app has by then).
+#[test]
+fn signing_out_ends_a_resume_that_holds_an_intents_lock() {
+    let (mut w, _) = one_in_flight(2);
+    w.close(0);
+    let start = w.now;
+    let left = w.records()[0].clone();
+    w.tabs[1].engine.resume(start, 7, false);
+    // Listed (+50), then its lock held (+100): reading the record again.
+    w.run_until(start + 120);
+    assert!(
+        w.locks.held.iter().any(|(_, t, _)| *t == 1),
+        "the try holds the lock"
+    );
+    let now = w.now;
+    w.tabs[1].engine.sign_out(now, 9, false, true, false);
+    w.run_until(now + 60_000);
+    let Some(Reply::SignedOut(report)) = w.reply(1, 9) else {
+        panic!("{:?}", w.reply(1, 9));
+    };
+    assert_eq!(report.parked, 1, "{report:?}");
+    // Parked as it was left: nothing written, asked or sent for it since.
+    let record = &w.records()[0];
+    assert_eq!((record.state, record.revision), (left.state, left.revision));
+    assert_eq!(w.gateway.history["a1"].len(), 1);
+    assert!(
+        w.locks.held.is_empty(),
+        "a lock outlived the client: {:?}",
+        w.locks.held
+    );
+}
+
 /// A wake no state of its task asked for is a failing test, not a task
 /// left waiting for ever (in release it is dropped and counted).
 #[test]
