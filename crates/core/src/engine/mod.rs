@@ -23,9 +23,10 @@
 //! }
 //! ```
 //!
-//! Tasks: storage procedures ([`store`]), a drive of one intent
-//! (`drive.rs`), the public calls and the scope's turns ([`calls`]), and the
-//! history probe's looks (`looks.rs`).
+//! Tasks: storage procedures ([`store`]), a drive of one intent, a
+//! resume's try included (`drive.rs`), the public calls, a file each, and
+//! a send's turn in its scope ([`calls`]), and the history probe's looks
+//! (`looks.rs`).
 // No function of the engine, its tests included, over 80 lines of code
 // (clippy.toml): each step reads at once.
 #![warn(clippy::too_many_lines)]
@@ -236,6 +237,8 @@ pub struct Engine {
     dropped: u32,
     /// Wakes a task's state did not ask for ([`Engine::unasked`]).
     unasked: u32,
+    /// Sign-outs under way: no resume drives meanwhile.
+    signing_out: u32,
     /// The count paths whose answers to the `filter` shape were checked
     /// (a requestId never used counted 0): trusted from then on.
     shape_checked: Vec<String>,
@@ -328,6 +331,7 @@ impl Engine {
             shape_checked: Vec::new(),
             dropped: 0,
             unasked: 0,
+            signing_out: 0,
         }
     }
 

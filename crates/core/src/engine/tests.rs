@@ -1304,19 +1304,66 @@ fn signing_out_ends_a_resume_that_holds_an_intents_lock() {
     let now = w.now;
     w.tabs[1].engine.sign_out(now, 9, false, true, false);
     w.run_until(now + 60_000);
+    parked_as_left(&w, &left);
+}
+
+/// Tab 1's sign-out (call 9) parked the one intent `left` as it was:
+/// nothing written, asked or sent for it since, and no lock of it taken or
+/// kept through the sign-out.
+fn parked_as_left(w: &World, left: &IntentRecord) {
     let Some(Reply::SignedOut(report)) = w.reply(1, 9) else {
         panic!("{:?}", w.reply(1, 9));
     };
     assert_eq!(report.parked, 1, "{report:?}");
-    // Parked as it was left: nothing written, asked or sent for it since.
     let record = &w.records()[0];
     assert_eq!((record.state, record.revision), (left.state, left.revision));
     assert_eq!(w.gateway.history["a1"].len(), 1);
+    let held = &w.locks.held;
     assert!(
-        w.locks.held.is_empty(),
-        "a lock outlived the client: {:?}",
-        w.locks.held
+        held.is_empty(),
+        "an intent's lock through the sign-out: {held:?}"
     );
+}
+
+/// A resume still listing when its user signs out starts no drive once
+/// the sign-out began: what it lists is parked as it was left.
+#[test]
+fn a_resume_listing_when_its_user_signs_out_drives_nothing() {
+    let (mut w, _) = one_in_flight(2);
+    w.close(0);
+    let now = w.now;
+    let left = w.records()[0].clone();
+    w.tabs[1].engine.resume(now, 7, false);
+    w.tabs[1].engine.sign_out(now, 9, false, true, false);
+    w.run_until(now + 60_000);
+    parked_as_left(&w, &left);
+    // The resume settled before the client closed: it drove nothing.
+    let Some(Reply::Report { driven, busy }) = w.reply(1, 7) else {
+        panic!("{:?}", w.reply(1, 7));
+    };
+    assert!(driven.is_empty() && busy.is_empty(), "{driven:?} {busy:?}");
+}
+
+/// Once a `clear()` is over, the client it kept open resumes as before.
+#[test]
+fn after_a_clear_the_client_resumes_again() {
+    let mut w = World::new(2);
+    w.latency = 50;
+    let now = w.now;
+    w.tabs[1].engine.sign_out(now, 9, true, false, false);
+    w.run_until(now + 1_000);
+    assert!(matches!(w.reply(1, 9), Some(Reply::SignedOut(_))));
+    w.send(0, 1, intent("a1", None, None), SendMode::Outcome);
+    w.run_until(w.now + 60);
+    w.close(0);
+    let now = w.now;
+    w.tabs[1].engine.resume(now, 7, false);
+    w.run_until(now + 60_000);
+    let Some(Reply::Report { driven, .. }) = w.reply(1, 7) else {
+        panic!("{:?}", w.reply(1, 7));
+    };
+    assert_eq!(driven.len(), 1);
+    assert_eq!(w.records()[0].state, IntentState::Succeeded);
 }
 
 /// A wake no state of its task asked for is a failing test, not a task

@@ -272,6 +272,7 @@ impl Engine {
             return self.settle(call, Reply::Count(0));
         }
         if !adopt {
+            self.signing_out += 1;
             self.stop_drives(if purge {
                 "stopped: the user's intents were removed from this device"
             } else {

@@ -109,6 +109,7 @@ impl Engine {
             }
         };
         self.unlock_all(p);
+        self.signed_out(p);
         let outcome = journal_failure(failure.into());
         self.settle(call, Reply::Failed(Box::new(outcome)));
         Some(Child::Nothing)
@@ -183,7 +184,15 @@ impl Engine {
         }
     }
 
+    /// A sign-out is over (done or failed): resumes drive again.
+    fn signed_out(&mut self, p: &Purge) {
+        if !p.adopt {
+            self.signing_out = self.signing_out.saturating_sub(1);
+        }
+    }
+
     fn purge_over(&mut self, call: CallId, p: &mut Purge) -> Option<Child> {
+        self.signed_out(p);
         let report = std::mem::take(&mut p.report);
         self.settle(call, Reply::SignedOut(Box::new(report)));
         if p.close {
