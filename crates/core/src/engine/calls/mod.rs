@@ -237,16 +237,8 @@ impl Engine {
     /// `withdraw(intent)`, or `withdrawScope(scope)` (`scope`: true).
     pub fn withdraw(&mut self, now: i64, call: CallId, target: &str, scope: bool) {
         self.now = now;
-        let me = self.new_id();
         let withdraw = Withdraw::new(target, scope);
-        self.add(
-            me,
-            None,
-            Some(Box::new(CallTask {
-                call,
-                kind: Kind::Withdraw(withdraw),
-            })),
-        );
+        let me = self.call_task(call, Kind::Withdraw(withdraw));
         if scope {
             self.list(me, Some(target));
         } else {
@@ -293,7 +285,6 @@ impl Engine {
     /// pruning and clearing; `connect`'s first look at the store.
     pub fn read(&mut self, now: i64, call: CallId, read: Read) {
         self.now = now;
-        let me = self.new_id();
         // One intent's read, or setting one aside, starts from its id; the others list.
         let id = match &read {
             Read::Intent(id) | Read::SetAside(id) => Some(id.clone()),
@@ -306,15 +297,7 @@ impl Engine {
             Read::Prune => crate::engine::store::Keep::Prunable,
             _ => crate::engine::store::Keep::All,
         };
-        let reading = Reading::new(read);
-        self.add(
-            me,
-            None,
-            Some(Box::new(CallTask {
-                call,
-                kind: Kind::Read(reading),
-            })),
-        );
+        let me = self.call_task(call, Kind::Read(Reading::new(read)));
         match id {
             Some(id) if aside => self.set_aside(me, &id),
             Some(id) => self.find(me, &id, true),
