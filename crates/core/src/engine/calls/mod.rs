@@ -83,6 +83,11 @@ impl Engine {
         me
     }
 
+    /// The same, started at once (woken with its first step).
+    fn spawn_call(&mut self, call: CallId, kind: Kind) -> TaskId {
+        self.spawn(None, Box::new(CallTask { call, kind }))
+    }
+
     fn step_call(&mut self, me: TaskId, mut t: Box<CallTask>, wake: Wake) -> Next {
         let call = t.call;
         let done = match &mut t.kind {
@@ -136,13 +141,7 @@ impl Engine {
         record.user = self.config.user.clone();
         let scope = record.scope.clone();
         let send = Send::new(mode, config, create, key, record, fingerprint);
-        let me = self.spawn(
-            None,
-            Box::new(CallTask {
-                call,
-                kind: Kind::Send(Box::new(send)),
-            }),
-        );
+        let me = self.spawn_call(call, Kind::Send(Box::new(send)));
         // A scoped intent takes its place under the scope's lock, so two
         // tabs writing at the same moment agree on the order.
         if let Some(scope) = scope {
@@ -158,26 +157,14 @@ impl Engine {
         if call != 0 {
             self.probe.wake(now);
         }
-        self.spawn(
-            None,
-            Box::new(CallTask {
-                call,
-                kind: Kind::Resume(Resume::new(automatic)),
-            }),
-        );
+        self.spawn_call(call, Kind::Resume(Resume::new(automatic)));
         self.run();
     }
 
     /// The engine's own resume of what waited once history answers
     /// ([`ProbeAction::DriveEscalated`](crate::machine::ProbeAction)).
     pub(in crate::engine) fn resume_escalated(&mut self) {
-        self.spawn(
-            None,
-            Box::new(CallTask {
-                call: 0,
-                kind: Kind::Resume(Resume::new(true)),
-            }),
-        );
+        self.spawn_call(0, Kind::Resume(Resume::new(true)));
     }
 
     /// Sends the next intent of `scope` when its turn has come and no
