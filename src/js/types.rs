@@ -425,25 +425,11 @@ export interface Command {
   headers?: Record<string, string>;
 }
 
-/** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
+/**
+ * What `sendAndWait` adds to a CommandResult when history, not the gateway, said the intent
+ * succeeded (its other members are declared from the core's field list, beside FunctionInfo).
+ */
 export interface CommandResult {
-  id: string;
-  waitCommandId: string;
-  stage: CommandStage;
-  contextName: string;
-  aggregateName: string;
-  tenantId: string;
-  aggregateId: string;
-  aggregateVersion: number | null;
-  requestId: string;
-  commandId: string;
-  function: FunctionInfo;
-  errorCode: string;
-  errorMsg: string;
-  bindingErrors?: BindingError[];
-  result: Record<string, unknown>;
-  signalTime: number;
-  succeeded?: boolean;
   /** Set when success was established by asking the history. */
   confirmedByHistory?: boolean;
 }

@@ -21,7 +21,9 @@ const interfaces = new Map();
 for (const file of ["wow_command_client.d.ts", "consumer.d.ts"]) {
   const source = ts.createSourceFile(file, readFileSync(join(here, file), "utf8"), ts.ScriptTarget.Latest, true);
   source.forEachChild((node) => {
-    if (ts.isInterfaceDeclaration(node) || ts.isClassDeclaration(node)) interfaces.set(node.name.text, node.members);
+    // An interface declared twice is one (TypeScript merges them): CommandResult's extra member.
+    if (ts.isInterfaceDeclaration(node) || ts.isClassDeclaration(node))
+      interfaces.set(node.name.text, [...(interfaces.get(node.name.text) ?? []), ...node.members]);
   });
 }
 

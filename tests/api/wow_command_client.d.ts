@@ -421,25 +421,11 @@ export interface Command {
     headers?: Record<string, string>;
 }
 
-/** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
+/**
+ * What `sendAndWait` adds to a CommandResult when history, not the gateway, said the intent
+ * succeeded (its other members are declared from the core's field list, beside FunctionInfo).
+ */
 export interface CommandResult {
-    id: string;
-    waitCommandId: string;
-    stage: CommandStage;
-    contextName: string;
-    aggregateName: string;
-    tenantId: string;
-    aggregateId: string;
-    aggregateVersion: number | null;
-    requestId: string;
-    commandId: string;
-    function: FunctionInfo;
-    errorCode: string;
-    errorMsg: string;
-    bindingErrors?: BindingError[];
-    result: Record<string, unknown>;
-    signalTime: number;
-    succeeded?: boolean;
     /** Set when success was established by asking the history. */
     confirmedByHistory?: boolean;
 }
@@ -585,6 +571,44 @@ export interface Attempt {
     callerDeadline?: number;
     /** What ended the caller's wait for it (`cancelled`: its signal aborted; the drive went on). */
     waitEndedBy?: "answer" | "timeout" | "cancelled" | "streamCut" | "lost" | "notSent" | "offline";
+}
+
+/** One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one. */
+export interface CommandResult {
+    /** Id of this signal (the SSE `id:`). */
+    id: string;
+    /** The command the wait was registered for (constant across saga chains). */
+    waitCommandId: string;
+    /** The stage that produced it. */
+    stage: CommandStage;
+    /** Bounded context of the aggregate the signal is about. */
+    contextName: string;
+    /** Aggregate name. */
+    aggregateName: string;
+    /** Tenant, e.g. `(0)`. */
+    tenantId: string;
+    /** Aggregate id (a saga target's in chain mode). */
+    aggregateId: string;
+    /** Version after processing; `null` for gateway-level failures. */
+    aggregateVersion: number | null;
+    /** The original request's idempotency key. */
+    requestId: string;
+    /** The command this signal concerns. */
+    commandId: string;
+    /** The function that produced it. */
+    function: FunctionInfo;
+    /** `Ok` on success. */
+    errorCode: string;
+    /** Human-readable message; not a contract. */
+    errorMsg: string;
+    /** Field errors; omitted when empty. */
+    bindingErrors?: BindingError[];
+    /** Handler-set key/values, kept as received (`{}` when absent). */
+    result: Record<string, unknown>;
+    /** When the signal was produced (epoch ms). */
+    signalTime: number;
+    /** The server's read-only `succeeded` flag, as received. */
+    succeeded?: boolean;
 }
 
 /** The function that produced a stage's signal (the gateway, the aggregate, a projector, a saga). */

@@ -411,6 +411,7 @@ fn declarations() -> String {
         AggregateIdentity::declaration(),
         WaitSpec::declaration(),
         Attempt::declaration(),
+        CommandResult::declaration(),
         FunctionInfo::declaration(),
         BindingError::declaration(),
         ErrorInfo::declaration(),

@@ -109,14 +109,16 @@ fn in_field(e: JsonError, field: &'static str) -> JsonError {
 /// `put` / `req` (always there), `some` / `opt` (an `Option`, absent when
 /// `None`), `put` / `or_default` and `non_empty` / `or_default` (a default
 /// when absent; a list written only when it has an element). The struct's
-/// own attributes (docs, derives) come first, a field's before its name.
+/// own attributes (docs, derives) come first, a field's before its name. A
+/// field whose Rust type says less than the wire promises gives its
+/// TypeScript after `as`.
 macro_rules! wire_object {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {
             $(
                 $(#[$field_meta:meta])*
-                $field:ident: $ty:ty => $json:literal $write:ident / $read:ident,
+                $field:ident: $ty:ty => $json:literal $write:ident / $read:ident $(as $ts:literal)?,
             )*
         }
     ) => {
@@ -161,7 +163,8 @@ macro_rules! wire_object {
                     &[$(Field {
                         json: $json,
                         write: stringify!($write),
-                        ts: <$ty as TsType>::ts(),
+                        // A type given after `as` comes first.
+                        ts: [$($ts.to_owned(),)? <$ty as TsType>::ts()].into_iter().next().unwrap(),
                         nullable: <$ty as TsType>::NULLABLE,
                         attributes: &[$(stringify!($field_meta)),*],
                     }),*],
@@ -285,6 +288,10 @@ impl ObjectReader {
     /// The field's value unless it is absent or `null`.
     fn present(&mut self, key: &str) -> Option<JsonValue> {
         self.take(key).filter(|v| !matches!(v, JsonValue::Null))
+    }
+    /// Any JSON, `{}` when absent or `null` (a CommandResult's `result`).
+    pub(crate) fn or_empty_object(&mut self, key: &'static str) -> JsonValue {
+        self.present(key).unwrap_or_else(JsonValue::empty_object)
     }
     /// A field that defaults when absent (`#[serde(default)]`).
     pub(crate) fn or_default<T: FromJson + Default>(&mut self, key: &'static str) -> T {

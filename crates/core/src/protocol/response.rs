@@ -1,13 +1,10 @@
 //! Reading answers: JSON mode (PROTOCOL §2.2) and SSE elements (§3.2).
 
-#[cfg(any(test, feature = "json-text"))]
-use serde::{Deserialize, Deserializer};
-
 use super::error::ProtocolError;
 use super::error_code::{ErrorClass, ErrorCode};
-use super::json_codec::FromJson;
+use super::json_codec::{FromJson, ObjectReader};
 use super::json_value::JsonValue;
-use super::result::{CommandResult, ErrorInfo, RawBody};
+use super::result::{CommandResult, ErrorInfo};
 use super::stage::CommandStage;
 
 /// What a response body turned out to be.
@@ -27,56 +24,37 @@ pub enum ResponseBody {
 }
 
 impl ResponseBody {
-    /// Decodes a body from a serde deserializer (serde_json, for native
-    /// callers and tests; in the browser a body is walked into a `JsonValue`
-    /// and read by `from_json`).
-    /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
-    #[cfg(any(test, feature = "json-text"))]
-    pub(crate) fn decode<'de, D: Deserializer<'de>>(d: D) -> ResponseBody {
-        match RawBody::deserialize(d) {
-            Err(e) => ResponseBody::Other {
-                reason: e.to_string(),
-            },
-            Ok(raw) => ResponseBody::from_raw(raw),
-        }
-    }
-
     /// Decodes a body already parsed into a [`JsonValue`] (the wasm build:
-    /// `JSON.parse`, then the hand-written codec instead of a serde derive).
+    /// `JSON.parse`, then each type's own field list).
+    /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
     pub fn from_json(value: JsonValue) -> ResponseBody {
-        match RawBody::from_json(value) {
-            Err(e) => ResponseBody::Other {
-                reason: e.message(),
-            },
-            Ok(raw) => ResponseBody::from_raw(raw),
-        }
-    }
-
-    fn from_raw(raw: RawBody) -> ResponseBody {
-        if raw.stage.is_some() {
-            return match CommandResult::try_from(raw) {
-                Ok(r) => ResponseBody::CommandResult(r),
-                Err(e) => ResponseBody::Other {
-                    reason: e.message(),
-                },
-            };
-        }
-        match raw.into_error_info() {
-            Some(info) => ResponseBody::ErrorInfo(info),
-            None => ResponseBody::Other {
+        let has = |key: &str| match &value {
+            JsonValue::Object(entries) => entries
+                .iter()
+                .any(|(k, v)| k == key && !matches!(v, JsonValue::Null)),
+            _ => false,
+        };
+        let read = if has("stage") {
+            CommandResult::from_json(value).map(ResponseBody::CommandResult)
+        } else if has("errorCode") {
+            ErrorInfo::from_json(value).map(ResponseBody::ErrorInfo)
+        } else {
+            // Not an object is the wrong type; an object is no Wow body.
+            ObjectReader::of(value).map(|_| ResponseBody::Other {
                 reason: "no errorCode".to_owned(),
-            },
-        }
+            })
+        };
+        read.unwrap_or_else(|e| ResponseBody::Other {
+            reason: e.message(),
+        })
     }
 
     /// Decodes JSON text (native callers and tests).
     #[cfg(any(test, feature = "json-text"))]
     pub fn from_json_text(text: &str) -> ResponseBody {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let body = ResponseBody::decode(&mut de);
-        match (&body, de.end()) {
-            (ResponseBody::Other { .. }, _) | (_, Ok(())) => body,
-            (_, Err(e)) => ResponseBody::Other {
+        match serde_json::from_str(text) {
+            Ok(value) => ResponseBody::from_json(value),
+            Err(e) => ResponseBody::Other {
                 reason: e.to_string(),
             },
         }
@@ -285,6 +263,40 @@ mod tests {
         assert!(matches!(trailing, ResponseBody::Other { .. }));
         let half = ResponseBody::from_json_text(&SUCCESS[..40]);
         assert!(matches!(half, ResponseBody::Other { .. }));
+    }
+
+    /// A body is read by its own type's field list: a stage makes it a
+    /// CommandResult (every required field there, each of its type), an
+    /// `errorCode` alone an ErrorInfo; `null` counts as absent for telling them.
+    #[test]
+    fn a_body_is_told_by_its_stage_then_read_by_its_own_field_list() {
+        let reason = |text: &str| match ResponseBody::from_json_text(text) {
+            ResponseBody::Other { reason } => reason,
+            body => panic!("{body:?}"),
+        };
+        let no_id = SUCCESS.replace("\"id\":", "\"idle\":");
+        assert_eq!(reason(&no_id), "a missing field `id`");
+        let bad_version =
+            SUCCESS.replace("\"aggregateVersion\": 1", "\"aggregateVersion\": \"one\"");
+        assert_eq!(
+            reason(&bad_version),
+            "a value of the wrong type `aggregateVersion`"
+        );
+        // A null code is no code: before, it was read as `Ok` (a success).
+        let null_code = SUCCESS.replace("\"errorCode\": \"Ok\"", "\"errorCode\": null");
+        assert_eq!(reason(&null_code), "a value of the wrong type `errorCode`");
+        let null_result = SUCCESS.replace("\"result\": {}", "\"result\": null");
+        let ResponseBody::CommandResult(r) = ResponseBody::from_json_text(&null_result) else {
+            panic!("a null result is an empty one");
+        };
+        assert_eq!(r.result, JsonValue::empty_object());
+        let null_stage = r#"{"stage":null,"errorCode":"NotFound","errorMsg":"gone"}"#;
+        assert!(matches!(
+            ResponseBody::from_json_text(null_stage),
+            ResponseBody::ErrorInfo(ErrorInfo { error_msg, .. }) if error_msg == "gone"
+        ));
+        assert_eq!(reason("[1]"), reason("\"text\""), "not an object");
+        assert_eq!(reason(r#"{"error":"x"}"#), "no errorCode");
     }
 
     #[test]

@@ -2,12 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::ProtocolError;
 use super::error_code::ErrorCode;
 use super::json_codec::JsonError;
-use super::json_codec::{
-    wire_name, wire_object, wire_variant, FromJson, JsonOut, ObjectReader, ObjectWriter, ToJson,
-};
+use super::json_codec::{wire_name, wire_object, wire_variant, FromJson, JsonOut, ToJson};
 use super::json_value::JsonValue;
 use super::stage::CommandStage;
 
@@ -70,47 +67,54 @@ wire_object! {
     }
 }
 
-/// The answer to a command at one stage. Failures carry the whole result so
-/// nobody parses error text (DESIGN rule 7).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", try_from = "RawBody")]
-pub struct CommandResult {
-    /// Id of this signal (the SSE `id:`).
-    pub id: String,
-    /// The command the wait was registered for (constant across saga chains).
-    pub wait_command_id: String,
-    /// The stage that produced it.
-    pub stage: CommandStage,
-    /// Bounded context of the aggregate the signal is about.
-    pub context_name: String,
-    /// Aggregate name.
-    pub aggregate_name: String,
-    /// Tenant, e.g. `(0)`.
-    pub tenant_id: String,
-    /// Aggregate id (a saga target's in chain mode).
-    pub aggregate_id: String,
-    /// Version after processing; `null` for gateway-level failures.
-    pub aggregate_version: Option<i64>,
-    /// The original request's idempotency key.
-    pub request_id: String,
-    /// The command this signal concerns.
-    pub command_id: String,
-    /// The function that produced it.
-    pub function: FunctionInfo,
-    /// `Ok` on success.
-    pub error_code: ErrorCode,
-    /// Human-readable message; not a contract.
-    pub error_msg: String,
-    /// Field errors; omitted when empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub binding_errors: Vec<BindingError>,
-    /// Handler-set key/values, kept as received.
-    pub result: JsonValue,
-    /// When the signal was produced (epoch ms).
-    pub signal_time: i64,
-    /// The server's read-only `succeeded` flag, as received.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub succeeded: Option<bool>,
+// Failures carry the whole result, so nobody parses error text (DESIGN rule 7).
+wire_object! {
+    /// One stage's signal from the gateway, as Wow sends it; `succeeded` is false on a failed one.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CommandResult {
+        /// Id of this signal (the SSE `id:`).
+        id: String => "id" put / req,
+        /// The command the wait was registered for (constant across saga chains).
+        wait_command_id: String => "waitCommandId" put / req,
+        /// The stage that produced it.
+        stage: CommandStage => "stage" put / req,
+        /// Bounded context of the aggregate the signal is about.
+        context_name: String => "contextName" put / req,
+        /// Aggregate name.
+        aggregate_name: String => "aggregateName" put / req,
+        /// Tenant, e.g. `(0)`.
+        tenant_id: String => "tenantId" put / req,
+        /// Aggregate id (a saga target's in chain mode).
+        aggregate_id: String => "aggregateId" put / req,
+        /// Version after processing; `null` for gateway-level failures.
+        #[serde(default)]
+        aggregate_version: Option<i64> => "aggregateVersion" put / opt,
+        /// The original request's idempotency key.
+        request_id: String => "requestId" put / req,
+        /// The command this signal concerns.
+        command_id: String => "commandId" put / req,
+        /// The function that produced it.
+        function: FunctionInfo => "function" put / req,
+        /// `Ok` on success.
+        #[serde(default)]
+        error_code: ErrorCode => "errorCode" put / or_default,
+        /// Human-readable message; not a contract.
+        #[serde(default)]
+        error_msg: String => "errorMsg" put / or_default,
+        /// Field errors; omitted when empty.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        binding_errors: Vec<BindingError> => "bindingErrors" non_empty / or_default,
+        /// Handler-set key/values, kept as received (`{}` when absent).
+        #[serde(default = "JsonValue::empty_object")]
+        result: JsonValue => "result" put / or_empty_object as "Record<string, unknown>",
+        /// When the signal was produced (epoch ms).
+        #[serde(default)]
+        signal_time: i64 => "signalTime" put / or_default,
+        /// The server's read-only `succeeded` flag, as received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        succeeded: Option<bool> => "succeeded" some / opt,
+    }
 }
 
 impl CommandResult {
@@ -152,94 +156,6 @@ impl From<&CommandResult> for ErrorInfo {
     }
 }
 
-/// Every field either body shape may carry, all optional: one decoding pass
-/// tells a CommandResult from an ErrorInfo from something else.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub(crate) struct RawBody {
-    id: Option<String>,
-    wait_command_id: Option<String>,
-    pub(crate) stage: Option<CommandStage>,
-    context_name: Option<String>,
-    aggregate_name: Option<String>,
-    tenant_id: Option<String>,
-    aggregate_id: Option<String>,
-    aggregate_version: Option<i64>,
-    request_id: Option<String>,
-    command_id: Option<String>,
-    function: Option<FunctionInfo>,
-    pub(crate) error_code: Option<ErrorCode>,
-    error_msg: Option<String>,
-    binding_errors: Option<Vec<BindingError>>,
-    result: Option<JsonValue>,
-    signal_time: Option<i64>,
-    succeeded: Option<bool>,
-}
-
-/// The first required field found missing; the others are taken as their
-/// defaults meanwhile, so the conversion has one way out (as
-/// [`ObjectReader`](super::ObjectReader) has) instead of one per field.
-#[derive(Default)]
-struct Required(Option<&'static str>);
-
-impl Required {
-    fn take<T: Default>(&mut self, field: Option<T>, name: &'static str) -> T {
-        match field {
-            Some(v) => v,
-            None => {
-                self.0.get_or_insert(name);
-                T::default()
-            }
-        }
-    }
-}
-
-impl TryFrom<RawBody> for CommandResult {
-    type Error = ProtocolError;
-
-    fn try_from(raw: RawBody) -> Result<CommandResult, ProtocolError> {
-        let mut r = Required::default();
-        let result = CommandResult {
-            id: r.take(raw.id, "id"),
-            wait_command_id: r.take(raw.wait_command_id, "waitCommandId"),
-            stage: r.take(raw.stage, "stage"),
-            context_name: r.take(raw.context_name, "contextName"),
-            aggregate_name: r.take(raw.aggregate_name, "aggregateName"),
-            tenant_id: r.take(raw.tenant_id, "tenantId"),
-            aggregate_id: r.take(raw.aggregate_id, "aggregateId"),
-            aggregate_version: raw.aggregate_version,
-            request_id: r.take(raw.request_id, "requestId"),
-            command_id: r.take(raw.command_id, "commandId"),
-            function: r.take(raw.function, "function"),
-            error_code: raw.error_code.unwrap_or_default(),
-            error_msg: raw.error_msg.unwrap_or_default(),
-            binding_errors: raw.binding_errors.unwrap_or_default(),
-            result: raw.result.unwrap_or_else(JsonValue::empty_object),
-            signal_time: raw.signal_time.unwrap_or_default(),
-            succeeded: raw.succeeded,
-        };
-        match r.0 {
-            None => Ok(result),
-            Some(name) => Err(ProtocolError::json(
-                "CommandResult",
-                crate::text::text!("missing field `", name, "`"),
-            )),
-        }
-    }
-}
-
-impl RawBody {
-    /// An ErrorInfo, when the body has an `errorCode`.
-    pub(crate) fn into_error_info(self) -> Option<ErrorInfo> {
-        Some(ErrorInfo {
-            error_code: self.error_code?,
-            error_msg: self.error_msg.unwrap_or_default(),
-            binding_errors: self.binding_errors.unwrap_or_default(),
-            succeeded: self.succeeded,
-        })
-    }
-}
-
 impl FunctionKind {
     const WIRE: [(FunctionKind, &'static str); 6] = [
         (FunctionKind::Command, "COMMAND"),
@@ -261,66 +177,6 @@ impl FromJson for FunctionKind {
     /// A kind this client does not know is `Unknown` (`#[serde(other)]`).
     fn from_json(value: JsonValue) -> Result<Self, JsonError> {
         Ok(wire_variant(&FunctionKind::WIRE, &value)?.unwrap_or(FunctionKind::Unknown))
-    }
-}
-
-impl ToJson for CommandResult {
-    fn write_json(&self, out: &mut JsonOut) {
-        ObjectWriter::new(out)
-            .put("id", &self.id)
-            .put("waitCommandId", &self.wait_command_id)
-            .put("stage", &self.stage)
-            .put("contextName", &self.context_name)
-            .put("aggregateName", &self.aggregate_name)
-            .put("tenantId", &self.tenant_id)
-            .put("aggregateId", &self.aggregate_id)
-            .put("aggregateVersion", &self.aggregate_version)
-            .put("requestId", &self.request_id)
-            .put("commandId", &self.command_id)
-            .put("function", &self.function)
-            .put("errorCode", &self.error_code)
-            .put("errorMsg", &self.error_msg)
-            .non_empty("bindingErrors", &self.binding_errors)
-            .put("result", &self.result)
-            .put("signalTime", &self.signal_time)
-            .some("succeeded", &self.succeeded)
-            .done()
-    }
-}
-
-impl FromJson for CommandResult {
-    /// Through `RawBody`, as the derive is (`try_from = "RawBody"`).
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        CommandResult::try_from(RawBody::from_json(value)?).map_err(|_| JsonError {
-            what: "a CommandResult without a required field",
-            field: None,
-        })
-    }
-}
-
-impl FromJson for RawBody {
-    fn from_json(value: JsonValue) -> Result<Self, JsonError> {
-        let mut o = ObjectReader::of(value)?;
-        let read = RawBody {
-            id: o.opt("id"),
-            wait_command_id: o.opt("waitCommandId"),
-            stage: o.opt("stage"),
-            context_name: o.opt("contextName"),
-            aggregate_name: o.opt("aggregateName"),
-            tenant_id: o.opt("tenantId"),
-            aggregate_id: o.opt("aggregateId"),
-            aggregate_version: o.opt("aggregateVersion"),
-            request_id: o.opt("requestId"),
-            command_id: o.opt("commandId"),
-            function: o.opt("function"),
-            error_code: o.opt("errorCode"),
-            error_msg: o.opt("errorMsg"),
-            binding_errors: o.opt("bindingErrors"),
-            result: o.opt("result"),
-            signal_time: o.opt("signalTime"),
-            succeeded: o.opt("succeeded"),
-        };
-        o.finish(read)
     }
 }
 
