@@ -1,6 +1,6 @@
 // The trust boundaries in Chromium, Firefox and WebKit against the gateway,
 // through the package as an app loads it: two tabs of different users on
-// one device, a record changed in IndexedDB, a redirect, forged messages
+// one device, a send during a sign-out, a record changed in IndexedDB, a redirect, forged messages
 // between tabs, and the demo's Service Worker driving one user's intents.
 // Each fails on what the gateway, or another host, received were the
 // boundary not held (tests/edge/trust.test.mjs has the same in Node.js;
@@ -112,6 +112,33 @@ const cases = {
       assert.match(seen.quarantined.map((q) => q.reason).join("\n"), /path `7\/account\/.*` must start with `\/`/);
     } finally {
       await gateway.faults("DELETE");
+      await page.close();
+    }
+  },
+
+  async "a send made or still beginning while its user signs out sends nothing, and a purge leaves nothing of it"(browser) {
+    const [early, late, ns] = [unique("acct"), unique("acct"), unique("leaving")];
+    const page = await browser.newPage();
+    try {
+      await open(page, ns, "judy");
+      const seen = await page.evaluate(async ([early, late]) => {
+        const code = (p) => p.then(() => "sent", (e) => e.code);
+        // A keyed send begins (its key's record is read first); the purge starts before it is written.
+        const begun = code(window.client.sendAndWait({ ...window.create(early), intentKey: `${early}/open` }));
+        const purge = window.client.signOut({ purge: true });
+        const refused = await code(window.client.send(window.create(late)));
+        const report = await purge;
+        return { begun: await begun, refused, busy: report.busy };
+      }, [early, late]);
+      assert.deepEqual(seen, { begun: "SigningOut", refused: "SigningOut", busy: [] });
+      await gateway.idle();
+      for (const id of [early, late]) {
+        const r = await fetch(`${gateway.base}/__gateway/arrivals?contains=${id}`);
+        assert.deepEqual((await r.json()).arrivals, [], `${id} reached the gateway during the sign-out`);
+      }
+      await open(page, ns, "judy");
+      assert.deepEqual(await page.evaluate(() => window.client.intents()), [], "nothing of hers is left in IndexedDB");
+    } finally {
       await page.close();
     }
   },

@@ -13,7 +13,8 @@
 //   - what another tab says is a hint (a forged "the one ahead succeeded"
 //     sends nothing out of turn; a forged probe word is dropped and counted);
 //   - an answer is read up to a bound, and a record keeps a bounded part of it;
-//   - signing out parks or purges the user's intents under their locks, and says so.
+//   - signing out parks or purges the user's intents under their locks, and says so;
+//     a send made or still beginning while it runs sends nothing.
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { arrivals as arrivalsAt, gatewayBesideAnotherHost } from "../support/neighbour.mjs";
@@ -348,6 +349,27 @@ test("signing out parks the user's unresolved intents (driven again when they re
   assert.deepEqual(cleared, { removed: 0, unresolved: [], parked: 0, busy: [] });
   assert.equal((await other.send(create(unique("acct")))).status, "succeeded", "clear() keeps the client open");
   other.free();
+});
+
+test("a send made while its user signs out is refused, one still beginning sends nothing, and a purge leaves nothing of either", async () => {
+  const map = new Map(), ns = unique("leaving"), early = unique("acct"), late = unique("acct");
+  const judy = await as("judy", memoryAdapter(map), ns);
+  // A keyed send begins (its key's record is read first), and the purge starts before it is written.
+  const begun = judy.sendAndWait(create(early, { intentKey: `${early}/open` })).then(() => assert.fail("sent"), (e) => e);
+  const purge = judy.signOut({ purge: true });
+  const refused = await judy.send(create(late)).then(() => assert.fail("sent"), (e) => e);
+  assert.equal(refused.code, "SigningOut", refused.message);
+  assert.deepEqual([refused.outcome, refused.appended], ["rejected", false]);
+  const report = await purge;
+  const stopped = await begun;
+  assert.equal(stopped.code, "SigningOut", stopped.message);
+  await gateway.idle();
+  for (const id of [early, late]) {
+    const r = await fetch(`${gateway.base}/__gateway/arrivals?contains=${id}`);
+    assert.deepEqual((await r.json()).arrivals, [], `${id} reached the gateway during the sign-out`);
+  }
+  assert.deepEqual(report.busy, [], "its own send is no other tab's");
+  assert.equal(map.size, 0, "nothing of hers is left on this device");
 });
 
 test("adopt(): the intents an app without sign-in left become the signed-in user's, once, on the app's word", async () => {

@@ -151,6 +151,17 @@ impl Engine {
     ) {
         let me = self.new_id();
         self.add(me, Some(parent), None);
+        // A call begun before its user signed out drives nothing during the
+        // sign-out (asking for their credentials): the intent is left as it is.
+        if self.signing_out > 0 {
+            let child = match locking {
+                Locking::Try { index, .. } => Child::Resumed(index, Resumed::Nothing),
+                Locking::Ask => Child::Drove(Box::new(
+                    Outcome::from_record(&record).because(STOPPED_BY_SIGN_OUT),
+                )),
+            };
+            return self.place(me, Some(parent), Next::Done(child));
+        }
         let (wait_ms, resumed) = match locking {
             Locking::Ask => (config.caller_timeout_ms, None),
             Locking::Try { index, automatic } => (0, Some((index, automatic))),
@@ -674,6 +685,9 @@ impl Engine {
         }
     }
 }
+
+/// Why a drive asked for during a sign-out did not start.
+const STOPPED_BY_SIGN_OUT: &str = "stopped: the user is signing out";
 
 /// The outcome of an intent another tab or worker drives right now.
 pub(super) fn busy(record: &IntentRecord) -> Outcome {

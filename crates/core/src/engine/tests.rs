@@ -14,7 +14,7 @@ use crate::journal::{
     AggregateIdentity, CommandSpec, IntentState, NewIntent, SeededRandom, WaitSpec,
 };
 use crate::machine::{Availability, MachineConfig, Status};
-use crate::protocol::{CommandStage, JsonValue, StreamElement};
+use crate::protocol::{CommandStage, ErrorCode, JsonValue, StreamElement};
 
 const T0: i64 = 1_800_000_000_000;
 
@@ -1378,4 +1378,69 @@ fn a_wake_no_state_asked_for_fails_the_test() {
     let task = engine.tasks.last().expect("the read's task").id;
     engine.wakes.push_back((task, Wake::Timer));
     engine.run();
+}
+
+/// Nothing of intent `a1` outlived the sign-out: no record, no command at
+/// the gateway, no lock held; the sign-out named no intent busy.
+fn nothing_of_it_left(w: &World, why: &str) {
+    assert!(w.records().is_empty(), "{why}: {:?}", w.records());
+    assert!(!w.gateway.history.contains_key("a1"), "{why}: sent");
+    assert!(w.locks.held.is_empty(), "{why}: {:?}", w.locks.held);
+    let Some(Reply::SignedOut(report)) = w.reply(0, 9) else {
+        panic!("{why}: {:?}", w.reply(0, 9));
+    };
+    assert!(
+        report.busy.is_empty(),
+        "{why}: its own send is no other tab's"
+    );
+}
+
+/// A send, a confirm or a retry called while its user signs out on this
+/// client is refused at once (`SigningOut`): nothing written, nothing sent
+/// with their credentials, nothing of it left after a purge.
+#[test]
+fn a_call_made_while_its_user_signs_out_is_refused_and_leaves_nothing() {
+    for (at, key) in [(0, None), (60, Some("k")), (130, None)] {
+        let mut w = World::new(1);
+        w.latency = 50;
+        let now = w.now;
+        w.tabs[0].engine.sign_out(now, 9, true, true, false);
+        w.run_until(now + at);
+        w.send(0, 1, intent("a1", key, None), SendMode::Outcome);
+        let t = w.now;
+        w.tabs[0].engine.confirm(t, 2, "i-1", false);
+        w.tabs[0].engine.retry(t, 3, "i-1", None, false);
+        w.run_until(now + 60_000);
+        for call in [1, 2, 3] {
+            let Some(Reply::Failed(refused)) = w.reply(0, call) else {
+                panic!("at {at}, call {call}: {:?}", w.reply(0, call));
+            };
+            let code = refused.error.as_ref().map(|e| &e.error_code);
+            assert_eq!(code, Some(&ErrorCode::parse("SigningOut")));
+            assert_eq!(refused.appended, Some(false));
+        }
+        nothing_of_it_left(&w, &format!("called {at} ms into the sign-out"));
+    }
+}
+
+/// A send begun just before its user signs out (still reading its key's
+/// record, writing it, or its drive about to start) sends nothing during
+/// the sign-out; its call settles, and a purge leaves nothing of it. On the
+/// build before, a keyed one was sent as the sign-out ran and its record
+/// outlived the purge, named `busy` as if another tab drove it.
+#[test]
+fn a_send_still_beginning_when_its_user_signs_out_is_never_sent() {
+    for (before, key) in [(10, Some("k")), (60, Some("k")), (10, None)] {
+        let mut w = World::new(1);
+        w.latency = 50;
+        let now = w.now;
+        w.send(0, 1, intent("a1", key, None), SendMode::AndWait);
+        w.run_until(now + before);
+        let t = w.now;
+        w.tabs[0].engine.sign_out(t, 9, true, true, false);
+        w.run_until(now + 60_000);
+        let why = format!("begun {before} ms before, key {key:?}");
+        assert!(matches!(w.reply(0, 1), Some(Reply::Failed(_))), "{why}");
+        nothing_of_it_left(&w, &why);
+    }
 }

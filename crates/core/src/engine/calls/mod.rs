@@ -25,7 +25,7 @@ pub use read::Read;
 pub use send::SendMode;
 
 use downstream::Downstream;
-use outcomes::aborted;
+use outcomes::{aborted, signing_out};
 use person::{Person, PersonAsks};
 use read::Reading;
 use resume::Resume;
@@ -214,6 +214,10 @@ impl Engine {
         watched: bool,
     ) {
         self.now = now;
+        // Both drive the intent (a retry writes it first).
+        if self.signing_out > 0 {
+            return self.fail_now(call, signing_out());
+        }
         self.watch(call, watched);
         let person = Person::new(asked, intent);
         let me = self.call_task(call, Kind::Person(person));

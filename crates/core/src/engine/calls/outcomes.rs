@@ -57,6 +57,15 @@ pub fn invalid(message: &str) -> Outcome {
     Outcome::failed("InvalidCommand", message, Status::Rejected, Some(false))
 }
 
+/// `SigningOut`: a call that would write or send an intent while its user
+/// signs out on this client (`signOut`, `clear`): nothing is written or
+/// sent, so nothing of it outlives the sign-out or leaves with its credentials.
+pub(super) fn signing_out() -> Outcome {
+    let why =
+        "the user is signing out on this client (signOut or clear): nothing was written or sent";
+    Outcome::failed("SigningOut", why, Status::Rejected, Some(false))
+}
+
 pub(super) fn no_intent(id: &str) -> Outcome {
     invalid(&text!("no intent `", id, "` in this namespace"))
 }

@@ -3,7 +3,7 @@
 //! turn in its scope waited for, then its drive, whose outcome the call
 //! settles with.
 
-use super::outcomes::journal_failure;
+use super::outcomes::{journal_failure, signing_out};
 use crate::engine::drive::Locking;
 use crate::engine::io::{CallId, Done, Locked, Reply};
 use crate::engine::{Child, Engine, TaskId, Wake};
@@ -314,6 +314,10 @@ impl Engine {
         s: &mut Send,
         resent: bool,
     ) -> Option<Child> {
+        // Begun before its user signed out: written now, it would outlive the sign-out.
+        if self.signing_out > 0 {
+            return self.send_failed(me, call, s, signing_out());
+        }
         if s.key.is_none() && s.record.scope.is_none() && !resent {
             let begun = Begun::Created(s.record.clone());
             return self.begun(me, call, s, begun);
