@@ -1,7 +1,7 @@
 // The promise, in Chromium, Firefox and WebKit against the gateway: send, a
 // stage stream read with `for await`, a lost answer confirmed by history, an
 // abort that ends only the wait, a reload mid-flight finished by the next
-// page, two tabs sending one key, two tabs sending into one scope across a
+// page, two tabs sending one key, two tabs retrying one conflict, two tabs sending into one scope across a
 // reload, a full localStorage, an idempotent consumer across two tabs, and
 // lost answers while history is down (one probe, one look when it is back). Each engine's pages load the built package from
 // /pkg/ on the gateway's origin, as an app would.
@@ -154,6 +154,35 @@ const cases = {
     await gateway.idle();
     assert.equal(await gateway.stored("account", id, results[0].requestId), 1);
     await context.close();
+  },
+
+  async "a version conflict retried in two tabs at once: sent again once, with its requestId, and both hear it succeeded"(browser) {
+    const id = await createAccount();
+    const ns = unique("retry");
+    const context = await browser.newContext();
+    try {
+      const [a, b] = [await context.newPage(), await context.newPage()];
+      await open(a, ns);
+      await open(b, ns);
+      const conflict = await a.evaluate((id) => window.client.sendAndWait(window.lock(id, { expectedVersion: 7 }))
+        .then(() => null, window.errorOf), id);
+      assert.deepEqual([conflict?.code, conflict?.outcome, conflict?.appended], ["CommandExpectVersionConflict", "conflict", false]);
+      // The first retry to take the intent's lock is held on the wire while the other waits for it.
+      await rule(id, "delay", { delayMs: 300 });
+      const start = (page) => page.evaluate((intentId) => {
+        window.client.retry(intentId, { expectedVersion: 1 })
+          .then((o) => ({ status: o.status, requestId: o.requestId }), window.errorOf)
+          .then((r) => { window.result = r; });
+      }, conflict.intentId);
+      await Promise.all([start(a), start(b)]);
+      const both = await Promise.all([a, b].map((p) => p.waitFor(() => window.result ?? null, null, 20_000)));
+      const heard = { status: "succeeded", requestId: conflict.requestId };
+      assert.deepEqual(both, [heard, heard]);
+      await gateway.idle();
+      assert.equal(await gateway.stored("account", id, conflict.requestId), 1);
+    } finally {
+      await context.close();
+    }
   },
 
   async "a full localStorage: every command still goes out, the app's data untouched"(browser) {

@@ -219,6 +219,24 @@ test("failing storage: nothing runs before `started` is durable; a lost `done` i
   assert.equal(effects, 1);
 });
 
+test("a version conflict goes to the caller; retry() sends it again with its requestId, once; a settled one is not retried", async () => {
+  const id = unique("retry");
+  await createAccount(id);
+  const client = await WowClient.connect({ user: null, baseUrl: gateway.base, storage: "memory",
+    retry: { baseMs: 20, maxMs: 50, maxConfirms: 2 } });
+  const stale = { aggregate: { resource: "account", id }, action: "lock_amount", body: { amount: 1 }, expectedVersion: 7 };
+  const conflict = await client.sendAndWait(stale).then(() => assert.fail("no conflict"), (e) => e);
+  assert.deepEqual([conflict.outcome, conflict.code, conflict.appended], ["conflict", "CommandExpectVersionConflict", false]);
+  // The person reloads, decides, and retries at the version they saw.
+  const retried = await client.retry(conflict.intentId, { expectedVersion: 1 });
+  assert.deepEqual([retried.status, retried.appended, retried.requestId], ["succeeded", true, conflict.requestId]);
+  await gateway.idle();
+  assert.equal(await gateway.stored("account", id, conflict.requestId), 1, "appended once");
+  const again = await client.retry(conflict.intentId, { expectedVersion: 2 }).then(() => assert.fail("retried"), (e) => e);
+  assert.equal(again.code, "NotInConflict");
+  client.free();
+});
+
 test("bad input is refused with typed errors", async () => {
   await assert.rejects(IdempotentConsumer.open({ storage: "memory", leaseMs: -1 }), (e) => e.code === "InvalidOptions");
   await assert.rejects(IdempotentConsumer.open("x"), (e) => e.code === "InvalidOptions");

@@ -90,7 +90,13 @@ pub(super) struct DriveTask {
     resumed: Option<usize>,
     /// That try is the engine's own (the `online` event, a scope's turn).
     automatic: bool,
+    /// A retry's re-decision ([`Locking::Retry`]), made on the record read under the lock.
+    redecision: Option<Redecision>,
 }
+
+/// The expected version a person's `retry` sends a conflicted intent with.
+#[derive(Clone, Copy, Debug)]
+struct Redecision(Option<i64>);
 
 impl Step for DriveTask {
     fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
@@ -134,6 +140,11 @@ pub(super) enum Locking {
     /// Without Web Locks only an explicit `resume()` (not `automatic`)
     /// drives. Its parent hears [`Child::Resumed`] with `index`.
     Try { index: usize, automatic: bool },
+    /// A person's `retry`: asked for and waited for, as `Ask`. The record
+    /// read again under it is re-decided at `expected` if it is still in
+    /// conflict (its first write is the re-decision's); one another tab
+    /// re-decided and settled meanwhile is reported as it stands.
+    Retry { expected: Option<i64> },
 }
 
 impl Engine {
@@ -156,15 +167,18 @@ impl Engine {
         if self.signing_out > 0 {
             let child = match locking {
                 Locking::Try { index, .. } => Child::Resumed(index, Resumed::Nothing),
-                Locking::Ask => Child::Drove(Box::new(
+                Locking::Ask | Locking::Retry { .. } => Child::Drove(Box::new(
                     Outcome::from_record(&record).because(STOPPED_BY_SIGN_OUT),
                 )),
             };
             return self.place(me, Some(parent), Next::Done(child));
         }
-        let (wait_ms, resumed) = match locking {
-            Locking::Ask => (config.caller_timeout_ms, None),
-            Locking::Try { index, automatic } => (0, Some((index, automatic))),
+        let (wait_ms, resumed, redecision) = match locking {
+            Locking::Ask => (config.caller_timeout_ms, None, None),
+            Locking::Retry { expected } => {
+                (config.caller_timeout_ms, None, Some(Redecision(expected)))
+            }
+            Locking::Try { index, automatic } => (0, Some((index, automatic)), None),
         };
         let name = lock_name(&self.config.namespace, &record.intent_id);
         let op = self.op(
@@ -196,6 +210,7 @@ impl Engine {
             check_withdrawn,
             resumed: resumed.map(|(index, _)| index),
             automatic: resumed.is_some_and(|(_, automatic)| automatic),
+            redecision,
         });
         d.was_escalated = d.machine.record().state == IntentState::Escalated;
         let next = if started {
@@ -241,16 +256,7 @@ impl Engine {
                 }
                 self.advance(me, d, None)
             }
-            (Phase::Fresh, Wake::Child(Child::Record(found))) => {
-                // Read again: an intent settled meanwhile is reported, not driven twice.
-                let record = match found {
-                    Ok(Some(fresh)) => fresh,
-                    _ => d.machine.record().clone(),
-                };
-                d.was_escalated |= record.state == IntentState::Escalated;
-                d.machine = self.machine(record, &d.config, d.watch);
-                self.advance(me, d, None)
-            }
+            (Phase::Fresh, Wake::Child(Child::Record(found))) => self.fresh(me, d, found),
             (Phase::Persisting(record), Wake::Child(Child::Wrote(written))) => {
                 if let Ok(revision) = &written {
                     self.announce(&record, *revision);
@@ -311,6 +317,28 @@ impl Engine {
                 Next::Keep(d)
             }
         }
+    }
+
+    /// The record read again under the lock (or back online): an intent
+    /// settled meanwhile is reported, not driven twice; a retry's conflict
+    /// is re-decided on it.
+    fn fresh(
+        &mut self,
+        me: TaskId,
+        mut d: Box<DriveTask>,
+        found: Result<Option<IntentRecord>, crate::journal::JournalError>,
+    ) -> Next {
+        let mut record = match found {
+            Ok(Some(fresh)) => fresh,
+            _ => d.machine.record().clone(),
+        };
+        if let Some(Redecision(expected)) = d.redecision.take() {
+            // Not in conflict any more (another tab's retry): as it stands.
+            let _ = crate::journal::redecide(&mut record, expected);
+        }
+        d.was_escalated |= record.state == IntentState::Escalated;
+        d.machine = self.machine(record, &d.config, d.watch);
+        self.advance(me, d, None)
     }
 
     /// What a resume's try read under the lock: an intent still unresolved

@@ -108,6 +108,25 @@ impl Gateway {
             };
         }
         let streams = self.history.entry(aggregate.clone()).or_default();
+        // A version the caller expected that is not the stream's: refused at
+        // PROCESSED, nothing appended (what Wow answers).
+        let expected = header("Command-Aggregate-Version").and_then(|v| v.parse::<usize>().ok());
+        if expected.is_some_and(|v| v != streams.len()) && !streams.contains(&request_id) {
+            let code = "CommandExpectVersionConflict";
+            let body = serde_json::json!({
+                "id": "sig", "waitCommandId": "cmd", "stage": "PROCESSED",
+                "contextName": "c", "aggregateName": "account", "tenantId": "(0)", "aggregateId": aggregate,
+                "aggregateVersion": null, "requestId": request_id, "commandId": "cmd",
+                "function": {"functionKind": "COMMAND", "contextName": "c", "processorName": "A", "name": "onCommand"},
+                "errorCode": code, "errorMsg": "expected another version", "result": {}, "signalTime": 0, "succeeded": false,
+            });
+            return Done::Answered {
+                status: 409,
+                error_code: Some(code.into()),
+                retry_after: None,
+                body: Ok(serde_json::from_value(body).unwrap()),
+            };
+        }
         let duplicate = streams.contains(&request_id);
         if !duplicate {
             streams.push(request_id.clone());
@@ -1443,4 +1462,75 @@ fn a_send_still_beginning_when_its_user_signs_out_is_never_sent() {
         assert!(matches!(w.reply(0, 1), Some(Reply::Failed(_))), "{why}");
         nothing_of_it_left(&w, &why);
     }
+}
+
+/// A retry re-decides a conflict under the intent's lock, as the drive's
+/// first write: two tabs retrying one conflict at once (or a second click
+/// once the first is on the wire) send it once, with its requestId, and
+/// both hear its outcome. On the build before, the retry wrote its decision
+/// before it took the lock: at once, the second call failed (`IntentBusy`,
+/// "appended: false") although it was appended; later, `NotInConflict`.
+#[test]
+fn two_retries_of_one_conflict_send_it_once_and_both_hear_its_outcome() {
+    // At once, and the second once the first is on the wire (its record `sending`).
+    for after_ms in [0, 200] {
+        two_retries(after_ms);
+    }
+}
+
+fn two_retries(after_ms: i64) {
+    let mut w = World::new(2);
+    w.latency = 50;
+    let mut stale = intent("a1", None, None);
+    stale.command.expected_version = Some(5);
+    w.send(0, 1, stale, SendMode::Outcome);
+    w.run_until(w.now + 60_000);
+    let conflict = w.outcome(0, 1);
+    assert_eq!(
+        (conflict.status, conflict.appended),
+        (Status::Conflict, Some(false))
+    );
+    let id = conflict.intent_id.clone();
+    let now = w.now;
+    w.tabs[0].engine.retry(now, 2, &id, Some(0), false);
+    w.run_until(now + after_ms);
+    if after_ms > 0 {
+        assert_eq!(w.records()[0].state, IntentState::Sending);
+    }
+    let then = w.now;
+    w.tabs[1].engine.retry(then, 3, &id, Some(0), false);
+    w.run_until(now + 60_000);
+    for (t, call) in [(0, 2), (1, 3)] {
+        let Some(Reply::Outcome(o)) = w.reply(t, call) else {
+            panic!("tab {t}, {after_ms} ms after: {:?}", w.reply(t, call));
+        };
+        assert_eq!(
+            (o.status, o.appended),
+            (Status::Succeeded, Some(true)),
+            "tab {t}"
+        );
+        assert_eq!(o.request_id, conflict.request_id);
+    }
+    assert_eq!(
+        w.gateway.history["a1"],
+        std::slice::from_ref(&conflict.request_id)
+    );
+    assert_eq!(
+        w.gateway.arrivals.len(),
+        2,
+        "the stale send, then one retry"
+    );
+    let record = &w.records()[0];
+    assert_eq!(record.state, IntentState::Succeeded);
+    assert_eq!(record.command.expected_version, Some(0));
+    // Settled: a retry is refused, nothing sent.
+    let now = w.now;
+    w.tabs[1].engine.retry(now, 4, &id, Some(1), false);
+    w.run_until(now + 60_000);
+    let Some(Reply::Failed(refused)) = w.reply(1, 4) else {
+        panic!("{:?}", w.reply(1, 4));
+    };
+    let code = refused.error.as_ref().map(|e| &e.error_code);
+    assert_eq!(code, Some(&ErrorCode::parse("NotInConflict")));
+    assert_eq!(w.gateway.arrivals.len(), 2);
 }

@@ -313,10 +313,11 @@ pub(crate) fn withdrawal(mut record: IntentRecord) -> Result<IntentRecord, Journ
 /// The caller re-decided an intent that met a version conflict: the same
 /// intent, with the same requestId, goes out again expecting
 /// `expected_version` (DESIGN rule 6: never bumped without the caller).
-pub(crate) fn redecided(
-    mut record: IntentRecord,
+/// One no longer in conflict is left as it is.
+pub(crate) fn redecide(
+    record: &mut IntentRecord,
     expected_version: Option<i64>,
-) -> Result<IntentRecord, JournalError> {
+) -> Result<(), JournalError> {
     if record.state != IntentState::Conflict {
         return Err(JournalError::NotInConflict {
             state: record.state,
@@ -326,7 +327,7 @@ pub(crate) fn redecided(
     record.state = IntentState::Pending;
     record.reason = Some("re-decided by the caller after a conflict".into());
     record.appended = None;
-    Ok(record)
+    Ok(())
 }
 
 /// The settled records a full store may lose to make room for `writing`, in

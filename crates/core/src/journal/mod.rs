@@ -20,7 +20,7 @@ pub mod store;
 pub(crate) use ids::derived_request_id;
 pub use ids::{RandomSource, RequestIdPolicy, SeededRandom};
 pub(crate) use intents::{
-    evictable, prunable, redecided, sent_again, take_place, withdrawal, withdrawal_refused,
+    evictable, prunable, redecide, sent_again, take_place, withdrawal, withdrawal_refused,
 };
 pub use intents::{new_record, replay, Begun, JournalError, NewIntent, DEFAULT_RETENTION_MS};
 pub(crate) use read_back::{is_secret, ReadBack, Reader};

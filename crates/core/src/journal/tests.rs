@@ -413,14 +413,17 @@ fn the_record_codec_refuses_what_the_derives_refuse_and_names_the_first_bad_fiel
 #[test]
 fn only_a_conflict_is_re_decided_and_it_keeps_its_request_id() {
     let mut record = made(intent(Some("k"), "a", 1), 13);
+    let mut again = record.clone();
     assert_eq!(
-        redecided(record.clone(), Some(4)),
+        redecide(&mut again, Some(4)),
         Err(JournalError::NotInConflict {
             state: IntentState::Pending
         })
     );
+    assert_eq!(again, record, "left as it is");
     record.state = IntentState::Conflict;
-    let again = redecided(record.clone(), Some(4)).unwrap();
+    let mut again = record.clone();
+    redecide(&mut again, Some(4)).unwrap();
     assert_eq!(again.request_id, record.request_id);
     assert_eq!(again.command.expected_version, Some(4));
     assert_eq!(again.state, IntentState::Pending);

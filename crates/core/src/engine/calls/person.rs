@@ -1,11 +1,12 @@
 //! `confirm(intent)` and `retry(intent, { expectedVersion })`: what a
-//! person asks of one intent, each answered by a drive of it.
+//! person asks of one intent, each answered by a drive of it (a retry's
+//! re-decision made by the drive, under the intent's lock).
 
 use super::outcomes::{journal_failure, no_intent, unseen_if_theirs};
 use crate::engine::drive::Locking;
 use crate::engine::io::{CallId, Reply};
 use crate::engine::{Child, Engine, TaskId, Wake};
-use crate::journal::{redecided, IntentRecord, IntentState, StoreError};
+use crate::journal::{redecide, IntentState, StoreError};
 use crate::machine::{MachineConfig, Outcome};
 
 /// What a person asked of one intent, and how far it got.
@@ -28,7 +29,6 @@ pub(super) enum PersonAsks {
 #[derive(Debug)]
 enum PersonStage {
     Finding,
-    Writing(Box<IntentRecord>),
     Driving,
 }
 
@@ -47,7 +47,7 @@ impl Engine {
         };
         match (stage, wake) {
             (PersonStage::Finding, Wake::Child(Child::Record(found))) => {
-                let record = match (unseen_if_theirs(found), p.asked) {
+                let mut record = match (unseen_if_theirs(found), p.asked) {
                     (Ok(Some(r)), _) => r,
                     (Ok(None), PersonAsks::Confirm) => return failed(self, no_intent(&p.intent)),
                     (Ok(None), PersonAsks::Retry(_)) => {
@@ -80,27 +80,24 @@ impl Engine {
                         self.drive(me, call, false, record, config, Locking::Ask);
                         None
                     }
-                    PersonAsks::Retry(expected) => match redecided(record, expected) {
-                        Ok(mut record) => {
-                            record.updated_at = self.now;
-                            self.write(me, &record);
-                            p.stage = PersonStage::Writing(Box::new(record));
-                            None
-                        }
-                        Err(e) => failed(self, journal_failure(e)),
-                    },
+                    PersonAsks::Retry(expected) => {
+                        // Retried already (another tab, a second click) and not
+                        // settled: heard from its drive, never re-decided twice.
+                        // Else re-decided by the drive, on the record it reads
+                        // under the lock; refused at once when not in conflict.
+                        let locking = if record.state.is_unresolved() {
+                            Locking::Ask
+                        } else if let Err(e) = redecide(&mut record, expected) {
+                            return failed(self, journal_failure(e));
+                        } else {
+                            Locking::Retry { expected }
+                        };
+                        let config = self.config.machine.clone();
+                        self.drive(me, call, false, record, config, locking);
+                        None
+                    }
                 }
             }
-            (PersonStage::Writing(mut record), Wake::Child(Child::Wrote(written))) => match written
-            {
-                Ok(revision) => {
-                    record.set_revision(revision);
-                    let config = self.config.machine.clone();
-                    self.drive(me, call, false, *record, config, Locking::Ask);
-                    None
-                }
-                Err(e) => failed(self, journal_failure(e.into())),
-            },
             (PersonStage::Driving, Wake::Child(Child::Drove(outcome))) => {
                 self.settle(call, Reply::Outcome(outcome));
                 Some(Child::Nothing)
