@@ -317,9 +317,9 @@ impl WowClient {
     /// Retries an intent that met a version conflict, on the caller's say-so:
     /// the same intent and requestId, now expecting `expectedVersion`
     /// (reload the aggregate, decide, then call this). Resolves to the Outcome.
-    /// One retried already and not yet settled (by another tab, or a second
-    /// click) is sent once: this call resolves with its outcome. One settled
-    /// otherwise fails with `NotInConflict`.
+    /// One retried already and on its way (by another tab, or a second
+    /// click) is sent once: this call resolves with its outcome. One queued,
+    /// escalated or settled otherwise fails with `NotInConflict`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Outcome>")]
     pub fn retry(
         &self,

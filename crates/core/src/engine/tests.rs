@@ -1534,3 +1534,35 @@ fn two_retries(after_ms: i64) {
     assert_eq!(code, Some(&ErrorCode::parse("NotInConflict")));
     assert_eq!(w.gateway.arrivals.len(), 2);
 }
+
+/// A retry of a queued intent is refused (`NotInConflict`): it is sent in
+/// its scope's turn, never out of it by a retry. (A build of this change
+/// drove it, and the simulated gateway caught it sent out of turn.)
+#[test]
+fn a_retry_of_a_queued_intent_sends_nothing_out_of_its_turn() {
+    let mut w = a_scope_whose_head_is_in_doubt();
+    w.send(
+        0,
+        2,
+        intent("a1", Some("second"), Some("s")),
+        SendMode::Outcome,
+    );
+    w.run_until(T0 + 200);
+    let records = w.records();
+    let second = records
+        .iter()
+        .find(|r| r.intent_key.as_deref() == Some("second"))
+        .unwrap();
+    assert_eq!(second.state, IntentState::Queued);
+    let now = w.now;
+    w.tabs[0]
+        .engine
+        .retry(now, 3, &second.intent_id, None, false);
+    w.run_until(T0 + 60_000);
+    let Some(Reply::Failed(refused)) = w.reply(0, 3) else {
+        panic!("{:?}", w.reply(0, 3));
+    };
+    let code = refused.error.as_ref().map(|e| &e.error_code);
+    assert_eq!(code, Some(&ErrorCode::parse("NotInConflict")));
+    assert!(!w.gateway.arrivals.contains(&second.request_id));
+}

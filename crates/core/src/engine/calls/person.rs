@@ -81,11 +81,16 @@ impl Engine {
                         None
                     }
                     PersonAsks::Retry(expected) => {
-                        // Retried already (another tab, a second click) and not
-                        // settled: heard from its drive, never re-decided twice.
+                        // Retried already (another tab, a second click) and on
+                        // its way: heard from its drive, never re-decided twice
+                        // (a queued one waits its turn: not this call's to send).
                         // Else re-decided by the drive, on the record it reads
                         // under the lock; refused at once when not in conflict.
-                        let locking = if record.state.is_unresolved() {
+                        let on_its_way = matches!(
+                            record.state,
+                            IntentState::Pending | IntentState::Sending | IntentState::Unknown
+                        );
+                        let locking = if on_its_way {
                             Locking::Ask
                         } else if let Err(e) = redecide(&mut record, expected) {
                             return failed(self, journal_failure(e));
