@@ -108,7 +108,8 @@ fn in_field(e: JsonError, field: &'static str) -> JsonError {
 /// its JSON name and two rules, how it is written / how it is read:
 /// `put` / `req` (always there), `some` / `opt` (an `Option`, absent when
 /// `None`), `put` / `or_default` and `non_empty` / `or_default` (a default
-/// when absent; a list written only when it has an element). The struct's
+/// when absent; a list written only when it has an element; an answer's
+/// `or_default_if_null` also when `null`). The struct's
 /// own attributes (docs, derives) come first, a field's before its name. A
 /// field whose Rust type says less than the wire promises gives its
 /// TypeScript after `as`.
@@ -288,6 +289,14 @@ impl ObjectReader {
     /// The field's value unless it is absent or `null`.
     fn present(&mut self, key: &str) -> Option<JsonValue> {
         self.take(key).filter(|v| !matches!(v, JsonValue::Null))
+    }
+    /// The default when absent or `null`: an answer's optional parts, which
+    /// a gateway or a proxy in front of it may write as `null`.
+    pub(crate) fn or_default_if_null<T: FromJson + Default>(&mut self, key: &'static str) -> T {
+        match self.present(key) {
+            None => T::default(),
+            Some(v) => self.read(key, v),
+        }
     }
     /// Any JSON, `{}` when absent or `null` (a CommandResult's `result`).
     pub(crate) fn or_empty_object(&mut self, key: &'static str) -> JsonValue {

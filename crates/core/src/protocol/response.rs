@@ -295,6 +295,23 @@ mod tests {
             ResponseBody::from_json_text(null_stage),
             ResponseBody::ErrorInfo(ErrorInfo { error_msg, .. }) if error_msg == "gone"
         ));
+        // A message or a list a gateway or a proxy writes as null is absent.
+        let nulls = r#"{"errorCode":"NotFound","errorMsg":null,"bindingErrors":null}"#;
+        assert!(matches!(
+            ResponseBody::from_json_text(nulls),
+            ResponseBody::ErrorInfo(ErrorInfo { error_code: ErrorCode::NotFound, error_msg, binding_errors, .. })
+                if error_msg.is_empty() && binding_errors.is_empty()
+        ));
+        let nulls = SUCCESS
+            .replace(
+                "\"errorMsg\": \"\"",
+                "\"errorMsg\": null, \"bindingErrors\": null",
+            )
+            .replace("\"signalTime\": 1764297052692", "\"signalTime\": null");
+        let ResponseBody::CommandResult(r) = ResponseBody::from_json_text(&nulls) else {
+            panic!("{:?}", ResponseBody::from_json_text(&nulls));
+        };
+        assert_eq!((r.error_msg.as_str(), r.signal_time), ("", 0));
         assert_eq!(reason("[1]"), reason("\"text\""), "not an object");
         assert_eq!(reason(r#"{"error":"x"}"#), "no errorCode");
     }

@@ -101,16 +101,16 @@ wire_object! {
         error_code: ErrorCode => "errorCode" put / or_default,
         /// Human-readable message; not a contract.
         #[serde(default)]
-        error_msg: String => "errorMsg" put / or_default,
+        error_msg: String => "errorMsg" put / or_default_if_null,
         /// Field errors; omitted when empty.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        binding_errors: Vec<BindingError> => "bindingErrors" non_empty / or_default,
+        binding_errors: Vec<BindingError> => "bindingErrors" non_empty / or_default_if_null,
         /// Handler-set key/values, kept as received (`{}` when absent).
         #[serde(default = "JsonValue::empty_object")]
         result: JsonValue => "result" put / or_empty_object as "Record<string, unknown>",
         /// When the signal was produced (epoch ms).
         #[serde(default)]
-        signal_time: i64 => "signalTime" put / or_default,
+        signal_time: i64 => "signalTime" put / or_default_if_null,
         /// The server's read-only `succeeded` flag, as received.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         succeeded: Option<bool> => "succeeded" some / opt,
@@ -135,10 +135,10 @@ wire_object! {
         error_code: ErrorCode => "errorCode" put / req,
         /// Human-readable message.
         #[serde(default)]
-        error_msg: String => "errorMsg" put / or_default,
+        error_msg: String => "errorMsg" put / or_default_if_null,
         /// Field errors.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        binding_errors: Vec<BindingError> => "bindingErrors" non_empty / or_default,
+        binding_errors: Vec<BindingError> => "bindingErrors" non_empty / or_default_if_null,
         /// The server's `succeeded` flag, as received.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         succeeded: Option<bool> => "succeeded" some / opt,
