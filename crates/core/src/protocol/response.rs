@@ -28,10 +28,12 @@ impl ResponseBody {
     /// `JSON.parse`, then each type's own field list).
     /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
     pub fn from_json(value: JsonValue) -> ResponseBody {
+        // The last of a key's values, as the readers take it, is not null.
         let has = |key: &str| match &value {
             JsonValue::Object(entries) => entries
                 .iter()
-                .any(|(k, v)| k == key && !matches!(v, JsonValue::Null)),
+                .rfind(|(k, _)| k == key)
+                .is_some_and(|(_, v)| !matches!(v, JsonValue::Null)),
             _ => false,
         };
         let read = if has("stage") {
@@ -312,6 +314,12 @@ mod tests {
             panic!("{:?}", ResponseBody::from_json_text(&nulls));
         };
         assert_eq!((r.error_msg.as_str(), r.signal_time), ("", 0));
+        // A key given twice counts by its last value, as the readers take it.
+        let twice = r#"{"stage":"PROCESSED","stage":null,"errorCode":"NotFound"}"#;
+        assert!(matches!(
+            ResponseBody::from_json_text(twice),
+            ResponseBody::ErrorInfo(_)
+        ));
         assert_eq!(reason("[1]"), reason("\"text\""), "not an object");
         assert_eq!(reason(r#"{"error":"x"}"#), "no errorCode");
     }
