@@ -237,7 +237,8 @@ pub struct Engine {
     dropped: u32,
     /// Wakes a task's state did not ask for ([`Engine::unasked`]).
     unasked: u32,
-    /// Sign-outs under way: no resume drives meanwhile.
+    /// Sign-outs under way: meanwhile no drive starts, no send writes its
+    /// record, and a send, confirm or retry is refused (`SigningOut`).
     signing_out: u32,
     /// The count paths whose answers to the `filter` shape were checked
     /// (a requestId never used counted 0): trusted from then on.

@@ -214,7 +214,8 @@ impl Engine {
         watched: bool,
     ) {
         self.now = now;
-        // Both drive the intent (a retry writes it first).
+        // Called during a sign-out: refused, as a send is (one begun
+        // before it finds its drive not started, drive.rs).
         if self.signing_out > 0 {
             return self.fail_now(call, signing_out());
         }

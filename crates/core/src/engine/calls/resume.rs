@@ -35,13 +35,7 @@ impl Engine {
         automatic: bool,
         index: usize,
     ) {
-        // While the user signs out, nothing of theirs is driven (what is
-        // left unresolved is parked).
-        if self.signing_out > 0 {
-            let nothing = Child::Resumed(index, Resumed::Nothing);
-            self.wakes.push_back((parent, Wake::Child(nothing)));
-            return;
-        }
+        // While the user signs out, the drive reports nothing (drive.rs).
         let config = self.config.machine.clone();
         let locking = Locking::Try { index, automatic };
         self.drive(parent, 0, false, record, config, locking);
