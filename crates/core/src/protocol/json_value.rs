@@ -45,10 +45,11 @@ impl JsonValue {
         }
     }
 
-    /// Looks up a key of an object.
+    /// Looks up a key of an object: a key given twice, its last value, as
+    /// serde_json keeps it and every reader takes it (`ObjectReader`).
     pub fn get(&self, key: &str) -> Option<&JsonValue> {
         match self {
-            JsonValue::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            JsonValue::Object(entries) => entries.iter().rfind(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -374,6 +375,9 @@ mod tests {
         assert_eq!(value.get("z").and_then(JsonValue::as_i64), Some(1));
         assert_eq!(value.get("big"), Some(&JsonValue::UInt(u64::MAX)));
         assert!(value.get("missing").is_none());
+        // A key given twice: its last value, as serde_json and every reader take it.
+        let twice: JsonValue = serde_json::from_str(r#"{"v":1,"v":2}"#).unwrap();
+        assert_eq!(twice.get("v"), Some(&JsonValue::Int(2)));
         assert!(JsonValue::empty_object().is_empty_object());
         assert!(!value.is_empty_object());
     }

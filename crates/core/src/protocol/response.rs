@@ -28,13 +28,10 @@ impl ResponseBody {
     /// `JSON.parse`, then each type's own field list).
     /// Never fails: what is not a Wow body is [`ResponseBody::Other`].
     pub fn from_json(value: JsonValue) -> ResponseBody {
-        // The last of a key's values, as the readers take it, is not null.
-        let has = |key: &str| match &value {
-            JsonValue::Object(entries) => entries
-                .iter()
-                .rfind(|(k, _)| k == key)
-                .is_some_and(|(_, v)| !matches!(v, JsonValue::Null)),
-            _ => false,
+        let has = |key: &str| {
+            value
+                .get(key)
+                .is_some_and(|v| !matches!(v, JsonValue::Null))
         };
         let read = if has("stage") {
             CommandResult::from_json(value).map(ResponseBody::CommandResult)
