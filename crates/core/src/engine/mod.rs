@@ -24,9 +24,9 @@
 //! ```
 //!
 //! Tasks: storage procedures ([`store`]), a drive of one intent, a
-//! resume's try included (`drive.rs`), the public calls, a file each, and
-//! a send's turn in its scope ([`calls`]), and the history probe's looks
-//! (`looks.rs`).
+//! resume's try included (`drive.rs`), the public calls, a file each, a
+//! send's begin and its turn in its scope, each a task of its own before
+//! its drive ([`calls`]), and the history probe's looks (`looks.rs`).
 // No function of the engine, its tests included, over 80 lines of code
 // (clippy.toml): each step reads at once.
 #![warn(clippy::too_many_lines)]
@@ -144,6 +144,12 @@ enum Child {
     Removed(Result<(), StoreError>),
     Drove(Box<Outcome>),
     Resumed(usize, Resumed),
+    /// A send's intent begun ([`calls`]'s `begin.rs`), or the failure that
+    /// left nothing sent.
+    Began(Result<crate::journal::Begun, Outcome>),
+    /// A queued send's turn is over: its record as last read, and whether
+    /// its turn came (else its caller's wait ended first).
+    Turned(IntentRecord, bool),
     Nothing,
 }
 
@@ -164,9 +170,10 @@ enum Resumed {
 
 /// A task's state between its steps. Each kind steps itself on the engine
 /// (a storage procedure, [`store`]; an intent's drive, [`drive`]; a public
-/// call, [`calls`]; a look of the history probe, [`looks`]), so the
+/// call, a send's begin or turn, [`calls`]; a look of the history probe,
+/// [`looks`]), so the
 /// engine's one table holds every kind and names none.
-trait Step: std::fmt::Debug {
+trait Step {
     /// Goes on from `wake`: kept in its new state, or done with its result.
     fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next;
     /// The intent it works on ([`Engine::intent_of`]).
@@ -542,6 +549,15 @@ impl Engine {
         self.add(id, parent, Some(task));
         self.wakes.push_back((id, Wake::Start));
         id
+    }
+
+    /// A new task under `parent`, stepped at once with [`Wake::Start`]:
+    /// nothing happens between the step that makes it and its first.
+    fn start(&mut self, parent: TaskId, task: Task) {
+        let id = self.new_id();
+        self.add(id, Some(parent), None);
+        let next = task.step(self, id, Wake::Start);
+        self.place(id, Some(parent), next);
     }
 
     /// A new operation's id ([`OpId`]).

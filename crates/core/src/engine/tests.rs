@@ -256,6 +256,8 @@ pub(super) struct World {
     /// for headers, and is answered with that user's token (as an app that
     /// ignores what `headers()` is told would answer).
     pub users: Vec<Option<String>>,
+    /// Every announcement told, in order: its intent and its state's name.
+    pub announced: Vec<(String, String)>,
 }
 
 pub(super) fn config(namespace: &str) -> EngineConfig {
@@ -342,6 +344,7 @@ impl World {
             no_locks: false,
             reloads: 0,
             users: Vec::new(),
+            announced: Vec::new(),
         }
     }
 
@@ -614,6 +617,7 @@ impl World {
         let v: serde_json::Value = serde_json::from_str(text).unwrap();
         let id = v["intentId"].as_str().unwrap().to_owned();
         let state = v["state"].as_str().unwrap().to_owned();
+        self.announced.push((id.clone(), state.clone()));
         for other in 0..self.tabs.len() {
             if other != t && !self.tabs[other].closed {
                 self.tabs[other].engine.handle_announced(
@@ -951,6 +955,29 @@ fn two_tabs_racing_to_create_one_key_share_the_winners_intent() {
     }
 }
 
+/// The same race with two different commands under one key: the tab whose
+/// write lost reads the winner's record and refuses its own command
+/// (`IntentKeyReused`), never reporting the winner's outcome as its own.
+#[test]
+fn two_tabs_racing_one_key_with_different_commands_refuse_the_second() {
+    for no_locks in [false, true] {
+        let mut w = World::new(2);
+        w.no_locks = no_locks;
+        let mut other = intent("a1", Some("k"), None);
+        other.command.body = JsonValue::Object(vec![("amount".into(), JsonValue::Int(2))]).into();
+        w.send(0, 1, intent("a1", Some("k"), None), SendMode::Outcome);
+        w.send(1, 1, other, SendMode::Outcome);
+        w.run_until(T0 + 60_000);
+        let outcomes = [w.outcome(0, 1), w.outcome(1, 1)];
+        let refused = outcomes
+            .iter()
+            .filter(|o| o.error.as_ref().map(|e| e.error_code.as_str()) == Some("IntentKeyReused"));
+        assert_eq!(refused.count(), 1, "no_locks: {no_locks}: {outcomes:?}");
+        assert_eq!(w.records().len(), 1);
+        assert_eq!(w.gateway.arrivals.len(), 1, "no_locks: {no_locks}");
+    }
+}
+
 #[test]
 fn a_scope_sends_in_the_order_written_and_waits_on_an_unknown_head() {
     let mut w = World::new(2);
@@ -1018,6 +1045,25 @@ fn a_scope_whose_head_is_in_doubt() -> World {
     w.send(0, 1, intent("a1", None, Some("s")), SendMode::Outcome);
     w.run_until(T0 + 100);
     w
+}
+
+/// A queued intent is announced once its place is stored, before its
+/// turn: the other tabs' lists (and `watchIntents`) show it waiting.
+#[test]
+fn a_queued_intent_is_announced_once_its_place_is_stored() {
+    let mut w = a_scope_whose_head_is_in_doubt();
+    w.send(0, 2, intent("a1", None, Some("s")), SendMode::Outcome);
+    w.run_until(T0 + 200);
+    let records = w.records();
+    let second = records.iter().find(|r| r.scope_seq == Some(2)).unwrap();
+    assert_eq!(second.state, IntentState::Queued);
+    let heard: Vec<_> = w
+        .announced
+        .iter()
+        .filter(|(id, _)| *id == second.intent_id)
+        .collect();
+    assert_eq!(heard.len(), 1, "{:?}", w.announced);
+    assert_eq!(IntentState::of_name(&heard[0].1), Some(IntentState::Queued));
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The public calls, each a task (`CallTask`): `send` (its place in its
-//! scope, its begin, its turn, its drive), `resume`, `confirm` and
+//! The public calls, each a task (`CallTask`): `send` (its begin, its
+//! place in its scope, its turn, its drive), `resume`, `confirm` and
 //! `retry`, `withdraw` and `withdrawScope`, the journal's reads,
 //! `awaitDownstream` and sign-out; and what the engine does by itself: the
 //! next intent of a scope once the one before it settles, the probe's look
@@ -7,10 +7,12 @@
 //!
 //! Here: every call's entry point, which makes its task, and the one
 //! dispatch of a task's steps. Each call's state and steps are a file of
-//! their own below (`send.rs`, `resume.rs`, …), and what they share (a
-//! call's settling, the outcomes its failures carry) is `outcomes.rs`,
-//! beneath them all: no file here uses this one.
+//! their own below (`send.rs`, `resume.rs`, …; a send's begin and its
+//! turn are tasks of their own, `begin.rs` and `turn.rs`), and what they
+//! share (a call's settling, the outcomes its failures carry) is
+//! `outcomes.rs`, beneath them all: no file here uses this one.
 
+mod begin;
 mod downstream;
 mod outcomes;
 mod person;
@@ -18,6 +20,7 @@ mod read;
 mod resume;
 mod send;
 mod sign_out;
+mod turn;
 mod withdraw;
 
 pub use outcomes::{invalid, journal_failure};
@@ -64,14 +67,6 @@ enum Kind {
 impl Step for CallTask {
     fn step(self: Box<Self>, engine: &mut Engine, me: TaskId, wake: Wake) -> Next {
         engine.step_call(me, self, wake)
-    }
-
-    /// The intent it handles: a send's.
-    fn intent_id(&self) -> Option<&str> {
-        match &self.kind {
-            Kind::Send(s) => Some(s.intent_id()),
-            _ => None,
-        }
     }
 }
 
@@ -139,14 +134,9 @@ impl Engine {
             Err(e) => return self.fail_now(call, journal_failure(e)),
         };
         record.user = self.config.user.clone();
-        let scope = record.scope.clone();
-        let send = Send::new(mode, config, create, key, record, fingerprint);
-        let me = self.spawn_call(call, Kind::Send(Box::new(send)));
-        // A scoped intent takes its place under the scope's lock, so two
-        // tabs writing at the same moment agree on the order.
-        if let Some(scope) = scope {
-            self.join_line(me, &scope);
-        }
+        let send = Send::new(mode, config, create);
+        let me = self.call_task(call, Kind::Send(Box::new(send)));
+        self.begin(me, call, key, record, fingerprint);
         self.run();
     }
 
