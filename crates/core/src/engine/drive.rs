@@ -38,6 +38,9 @@ pub(super) enum Lock {
 
 #[derive(Debug)]
 enum Phase {
+    /// Made, not yet stepped: its lock is to be asked for, waited for up
+    /// to `wait_ms`; a `new` intent runs without waiting for it.
+    Starting { wait_ms: u64, new: bool },
     /// Waiting for the lock before the record is read again.
     Locking,
     /// Reading the record again (under the lock, or back online).
@@ -160,8 +163,6 @@ impl Engine {
         config: MachineConfig,
         locking: Locking,
     ) {
-        let me = self.new_id();
-        self.add(me, Some(parent), None);
         // A call begun before its user signed out drives nothing during the
         // sign-out (asking for their credentials): the intent is left as it is.
         if self.signing_out > 0 {
@@ -171,7 +172,7 @@ impl Engine {
                     Outcome::from_record(&record).because(STOPPED_BY_SIGN_OUT),
                 )),
             };
-            return self.place(me, Some(parent), Next::Done(child));
+            return self.wakes.push_back((parent, Wake::Child(child)));
         }
         let (wait_ms, resumed, redecision) = match locking {
             Locking::Ask => (config.caller_timeout_ms, None, None),
@@ -180,45 +181,46 @@ impl Engine {
             }
             Locking::Try { index, automatic } => (0, Some((index, automatic)), None),
         };
-        let name = lock_name(&self.config.namespace, &record.intent_id);
-        let op = self.op(
+        // A record not yet written (revision 0) is known to nobody else:
+        // its drive runs before its lock is collected.
+        let new = resumed.is_none() && record.revision == 0;
+        let mut d = DriveTask {
+            emit_to: if emit { call } else { 0 },
+            watch: call,
+            was_escalated: false,
+            machine: self.machine(record, &config, call),
+            config,
+            lock: Lock::Held(None),
+            phase: Phase::Starting { wait_ms, new },
+            sent: false,
+            offline: false,
+            check_withdrawn: resumed.is_none(),
+            resumed: resumed.map(|(index, _)| index),
+            automatic: resumed.is_some_and(|(_, automatic)| automatic),
+            redecision,
+        };
+        d.was_escalated = d.machine.record().state == IntentState::Escalated;
+        self.start(parent, Box::new(d));
+    }
+
+    /// Its first step: it asks for its intent's lock, and runs at once if
+    /// its intent is `new` (the lock collected later), else waits for it.
+    fn drive_starts(&mut self, me: TaskId, mut d: Box<DriveTask>, wait_ms: u64, new: bool) -> Next {
+        let name = lock_name(&self.config.namespace, &d.machine.record().intent_id);
+        let kind = LockKind::Intent;
+        d.lock = Lock::Asked(self.op(
             me,
             Do::Lock {
                 name,
                 wait_ms,
-                kind: LockKind::Intent,
+                kind,
             },
-        );
-        // A record not yet written (revision 0) is known to nobody else.
-        let (phase, check_withdrawn) = match resumed {
-            None if record.revision == 0 => (Phase::Running, true),
-            None => (Phase::Locking, true),
-            Some(_) => (Phase::Locking, false),
-        };
-        let lock = Lock::Asked(op);
-        let started = matches!(phase, Phase::Running);
-        let mut d = Box::new(DriveTask {
-            emit_to: if emit { call } else { 0 },
-            watch: call,
-            machine: self.machine(record, &config, call),
-            config,
-            lock,
-            phase,
-            was_escalated: false,
-            sent: false,
-            offline: false,
-            check_withdrawn,
-            resumed: resumed.map(|(index, _)| index),
-            automatic: resumed.is_some_and(|(_, automatic)| automatic),
-            redecision,
-        });
-        d.was_escalated = d.machine.record().state == IntentState::Escalated;
-        let next = if started {
-            self.advance(me, d, None)
-        } else {
-            Next::Keep(d)
-        };
-        self.place(me, Some(parent), next);
+        ));
+        if new {
+            return self.advance(me, d, None);
+        }
+        d.phase = Phase::Locking;
+        Next::Keep(d)
     }
 
     /// A machine for `record`, started.
@@ -244,6 +246,9 @@ impl Engine {
         let now = self.now;
         let phase = std::mem::replace(&mut d.phase, Phase::Running);
         match (phase, wake) {
+            (Phase::Starting { wait_ms, new }, Wake::Start) => {
+                self.drive_starts(me, d, wait_ms, new)
+            }
             // The lock's answer, in whatever phase it comes.
             (phase, Wake::Op(Done::Locked(locked))) => self.locked(me, d, phase, locked),
             (Phase::Looking, Wake::Child(Child::Record(found))) => self.looked(me, d, found),
