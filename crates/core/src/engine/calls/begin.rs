@@ -172,6 +172,11 @@ impl Engine {
             b.stage = BeginStage::Existing;
             return None;
         }
+        self.begin_new(me, b)
+    }
+
+    /// A new intent: its aggregate's id checked, then placed and written.
+    fn begin_new(&mut self, me: TaskId, b: &mut Begin) -> Ended {
         match b.record.aggregate.check_id(b.record.command.create) {
             Ok(()) => self.place_or_write(me, b, false),
             Err(e) => Some(Err(journal_failure(e))),
@@ -186,22 +191,18 @@ impl Engine {
         b: &mut Begin,
         found: Result<Option<IntentRecord>, JournalError>,
     ) -> Ended {
-        let checked = match found {
+        match found {
             Ok(Some(existing)) => {
                 let key = b.key.clone().unwrap_or_default();
                 match replay(&key, existing, &b.fingerprint) {
                     Ok(Begun::Settled(r)) if r.refused_before_the_bus() => {
                         b.record = sent_again(r, b.record.scope.clone());
-                        return self.place_or_write(me, b, true);
+                        self.place_or_write(me, b, true)
                     }
-                    begun => return Some(begun.map_err(journal_failure)),
+                    begun => Some(begun.map_err(journal_failure)),
                 }
             }
-            Ok(None) => b.record.aggregate.check_id(b.record.command.create),
-            Err(e) => Err(e),
-        };
-        match checked {
-            Ok(()) => self.place_or_write(me, b, false),
+            Ok(None) => self.begin_new(me, b),
             Err(e) => Some(Err(journal_failure(e))),
         }
     }
