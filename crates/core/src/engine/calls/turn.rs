@@ -138,13 +138,7 @@ impl Engine {
                 let before = scope::just_before(&records, &t.record).unwrap_or(head);
                 t.before = before.intent_id.clone();
                 self.listen(me, [t.before.clone(), t.record.intent_id.clone()]);
-                let drivable = matches!(
-                    head.state,
-                    IntentState::Pending
-                        | IntentState::Sending
-                        | IntentState::Unknown
-                        | IntentState::Queued
-                );
+                let drivable = head.state.is_unresolved();
                 let next = t.before == head.intent_id;
                 if drivable && !self.waited_here.contains(&head.intent_id) {
                     // Driven here only when no one holds it; never without Web Locks.
